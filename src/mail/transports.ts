@@ -32,11 +32,28 @@ function mailOptions(from: string, message: MailMessage): nodemailer.SendMailOpt
   };
 }
 
-/** Only the error's own words and code: nodemailer's errors may quote the server, never the message. */
-function describe(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' ? `${code}: ${error.message}` : error.message;
+/** The SMTP commands whose refusal is the mail's own (its sender, recipient or data), not the site's sign-in or connection. */
+const MAIL_COMMANDS = new Set(['MAIL FROM', 'RCPT TO', 'DATA']);
+
+/**
+ * What went wrong, without the message, and the server's reply code when it refused the mail
+ * (`MailOutcome`). A server's reply is named by its code and enhanced status code (RFC 3463)
+ * alone: its text is the server's to write, and often quotes the recipient's address.
+ */
+function failure(error: unknown): Extract<MailOutcome, { sent: false }> {
+  if (!(error instanceof Error)) return { sent: false, error: String(error), replyCode: null };
+  const { code, command, response, responseCode } = error as { code?: unknown; command?: unknown; response?: unknown; responseCode?: unknown };
+  const name = typeof code === 'string' ? code : 'error';
+  if (typeof response !== 'string' || typeof responseCode !== 'number') {
+    return { sent: false, error: typeof code === 'string' ? `${code}: ${error.message}` : error.message, replyCode: null };
+  }
+  const enhanced = /^\d{3}[ -]([245]\.\d{1,3}\.\d{1,3})\b/.exec(response)?.[1];
+  const step = typeof command === 'string' ? command : 'a command';
+  return {
+    sent: false,
+    error: `${name}: ${step} answered ${responseCode}${enhanced ? ` ${enhanced}` : ''}`,
+    replyCode: typeof command === 'string' && MAIL_COMMANDS.has(command) ? responseCode : null,
+  };
 }
 
 export class SmtpTransport implements MailTransport {
@@ -54,7 +71,7 @@ export class SmtpTransport implements MailTransport {
       await this.transporter.sendMail(mailOptions(this.from, message));
       return { sent: true };
     } catch (error) {
-      return { sent: false, error: describe(error) };
+      return failure(error);
     }
   }
 }
@@ -76,7 +93,7 @@ export class EmlFileTransport implements MailTransport {
       writePrivateFile(file, info.message as Buffer, 'a mail', this.directory);
       return { sent: true };
     } catch (error) {
-      return { sent: false, error: describe(error) };
+      return failure(error);
     }
   }
 }

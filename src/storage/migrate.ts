@@ -44,6 +44,7 @@ import * as staffEventDevice from './migrations/2026-11-29-0020-staff-event-devi
 import * as addressLanguage from './migrations/2026-11-29-0030-address-language.js';
 import * as pendingEmail from './migrations/2026-11-30-0010-pending-email.js';
 import * as refusedEmailLinks from './migrations/2026-11-30-0020-refused-email-links.js';
+import * as mailReplyCode from './migrations/2026-11-30-0050-mail-reply-code.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -81,6 +82,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29-0030-address-language': addressLanguage,
   '2026-11-30-0010-pending-email': pendingEmail,
   '2026-11-30-0020-refused-email-links': refusedEmailLinks,
+  '2026-11-30-0050-mail-reply-code': mailReplyCode,
 };
 
 /** Every migration's name, in the order they run. */

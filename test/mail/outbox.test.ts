@@ -125,6 +125,61 @@ forEachDatabase('mail outbox', (database) => {
     for (const secret of [m.link, m.to, m.subject]) assert.ok(!log.includes(secret), `the log holds ${secret}`);
   });
 
+  test('a mail its server refuses for good (a 5yz reply, RFC 5321 4.2.1) is given up at once with its reply code, and the log holds neither its address nor the server\'s words', async () => {
+    const m = mail({ userId: null });
+    const words = `no such user here ${randomBytes(4).toString('hex')}`;
+    t.smtp.refuse(m.to, 550, `5.1.1 <${m.to}>: ${words}`);
+    await queue(m);
+    const pass = await send();
+    assert.deepEqual([pass.abandoned, pass.retrying], [1, 0]);
+    const given = await row(m.to);
+    assert.ok(given.abandoned_at !== null, 'given up at the first refusal');
+    assert.equal(given.attempts, 1);
+    assert.equal(given.reply_code, 550);
+    assert.deepEqual([given.subject, given.body_text, given.body_html], ['', '', null]);
+    assert.ok(logLines.some((l) => l.includes('"mail given up"') && l.includes(`"mail_id":${given.id}`) && l.includes('"reply_code":550')));
+    const kept = `${logLines.join('\n')}\n${given.last_error}`;
+    for (const secret of [m.to, words, m.link]) assert.ok(!kept.includes(secret), `the log or the outbox holds ${secret}`);
+    t.clock.advance(MAIL_MAX_AGE_MS);
+    assert.equal((await send()).claimed, 0, 'never tried again');
+  });
+
+  test('a mail refused for now (4yz), or for a full mailbox (552), is tried again, and given up after a day with its last reply code', async () => {
+    for (const code of [450, 552]) {
+      const m = mail();
+      t.smtp.refuse(m.to, code, code === 450 ? '4.7.1 greylisted, try again later' : '5.2.2 mailbox full');
+      await queue(m);
+      assert.equal((await send()).retrying, 1, `${code} is tried again`);
+      assert.equal((await row(m.to)).reply_code, null, 'a mail still waiting keeps no reply code');
+      for (let i = 0; i < 100 && (await row(m.to)).abandoned_at === null; i += 1) {
+        t.clock.advance(3600 * 1000);
+        await send();
+      }
+      const given = await row(m.to);
+      assert.ok(given.abandoned_at !== null);
+      assert.ok(Number(given.abandoned_at) - Number(given.created_at) >= MAIL_MAX_AGE_MS - 3600 * 1000, `${code}: tried for a day`);
+      assert.equal(given.reply_code, code);
+      t.smtp.accept(m.to);
+    }
+  });
+
+  test('a mail given up with no reply (its server away for a day) keeps no reply code', async () => {
+    const m = mail();
+    await t.smtp.stop();
+    try {
+      await queue(m);
+      for (let i = 0; i < 100 && (await row(m.to)).abandoned_at === null; i += 1) {
+        await send();
+        t.clock.advance(3600 * 1000);
+      }
+    } finally {
+      await t.smtp.listen();
+    }
+    const given = await row(m.to);
+    assert.ok(given.abandoned_at !== null);
+    assert.equal(given.reply_code, null);
+  });
+
   test('the janitor deletes sent and given-up mails after the audit window, never a waiting one', async () => {
     const sent = mail();
     await queue(sent);

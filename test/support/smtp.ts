@@ -19,6 +19,8 @@ export interface ReceivedMail {
 export class TestSmtpServer {
   readonly received: ReceivedMail[] = [];
   private server: SMTPServer | undefined;
+  /** Recipients the server refuses at RCPT, with the reply code and text it answers. */
+  private readonly refusals = new Map<string, { code: number; text: string }>();
 
   private constructor(private port: number) {}
 
@@ -38,11 +40,25 @@ export class TestSmtpServer {
     return this.received.filter((m) => m.to === address);
   }
 
+  /** Refuses `address` at RCPT with `code` and `text` (a 550 "no such mailbox", a 450 greylisting…) until `accept`. */
+  refuse(address: string, code: number, text: string): void {
+    this.refusals.set(address, { code, text });
+  }
+
+  /** Accepts mail to `address` again. */
+  accept(address: string): void {
+    this.refusals.delete(address);
+  }
+
   async listen(): Promise<void> {
     const server = new SMTPServer({
       // No TLS and no sign-in: a mail server on the loopback, as a developer's relay.
       disabledCommands: ['STARTTLS', 'AUTH'],
       logger: false,
+      onRcptTo: (address, _session, callback) => {
+        const refusal = this.refusals.get(address.address);
+        callback(refusal && Object.assign(new Error(refusal.text), { responseCode: refusal.code }));
+      },
       onData: (stream, session, callback) => {
         simpleParser(stream).then((parsed) => {
           this.received.push({

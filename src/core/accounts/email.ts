@@ -147,7 +147,9 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
   if (!deps.mailer.enabled) return { ok: false, reason: 'no_mail' };
   const address = checkEmailAddress(raw);
   const current = await deps.stores.memberEmails.find(user.id);
-  if (current && current.verifiedAt !== null && emailKey(current.address) === emailKey(address)) {
+  // The verified address again keeps it, unless its last mail was refused: then, as for an address
+  // not verified, saving it again sends it a new link, whose delivery shows it receives mail again.
+  if (current && current.verifiedAt !== null && emailKey(current.address) === emailKey(address) && (await lastRefusal(deps, user.id, current.address)) === undefined) {
     // The member who types the address they have means to keep it: a change waiting is dropped,
     // and the page says which (only the one this call dropped: another page may have asked anew).
     const cancelled = (current.pending !== null && await cancelEmailChange(deps, user.id, emailKey(current.pending))) ? current.pending : null;
@@ -180,6 +182,33 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
   });
   if (asked) await deps.securityLog.record({ userId: user.id, kind: 'email.changed', origin });
   return { ok: true, changed: true };
+}
+
+/** An address of the member's whose newest mail its server refused, and the server's reply code (never its words). */
+export interface UndeliveredAddress {
+  address: string;
+  replyCode: number;
+}
+
+/** The reply code with which the server refused the newest mail to `address`, if it was refused and given up. */
+async function lastRefusal(deps: Pick<EmailDeps, 'stores'>, userId: number, address: string): Promise<number | undefined> {
+  const delivery = await deps.stores.mailOutbox.lastDelivery(userId, address);
+  return delivery === undefined || delivery.sent ? undefined : delivery.replyCode;
+}
+
+/**
+ * The member's address as their e-mail settings show it, with the addresses (theirs, and the one
+ * a change waits for) whose newest mail was refused by their server and given up (refused for
+ * good, or for a day), so they learn it did not arrive; a mail sent to it since clears it.
+ */
+export async function emailSettings(deps: Pick<EmailDeps, 'stores'>, userId: number): Promise<{ email: MemberEmail | undefined; undelivered: UndeliveredAddress[] }> {
+  const email = await deps.stores.memberEmails.find(userId);
+  const undelivered: UndeliveredAddress[] = [];
+  for (const address of email === undefined ? [] : [email.address, email.pending]) {
+    const replyCode = address === null ? undefined : await lastRefusal(deps, userId, address);
+    if (address !== null && replyCode !== undefined) undelivered.push({ address, replyCode });
+  }
+  return { email, undelivered };
 }
 
 /**

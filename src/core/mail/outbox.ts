@@ -1,9 +1,11 @@
 /**
  * Sending the outbox (INTERFACE section 12): at least once. One pass claims the due mails (one
  * conditional write, under a lease, so two instances never send one mail at once), hands each to
- * the transport and records the outcome: sent, or tried again after an exponential back-off with
- * jitter until the mail is a day old, then given up and logged. The log names the mail's id, kind
- * and account, never its address, subject or body: a body may hold a single-use link.
+ * the transport and records the outcome: sent; given up at once when the server refused it for
+ * good (`refusedForGood`); else tried again after an exponential back-off with jitter until the
+ * mail is a day old, then given up. A give-up is logged, and keeps the server's reply code, by
+ * which the member's e-mail settings say the mail did not arrive. The log names the mail's id,
+ * kind and account, never its address, subject or body: a body may hold a single-use link.
  */
 import { backoffDelayMs } from '../backoff.js';
 import type { Log } from '../log.js';
@@ -26,8 +28,19 @@ export interface MailPass {
   sent: number;
   /** Failed this time, to be tried again. */
   retrying: number;
-  /** Given up: a day of failures. */
+  /** Given up: refused for good, or a day of failures. */
   abandoned: number;
+}
+
+/**
+ * Whether an SMTP reply refuses a mail for good. RFC 5321 section 4.2.1: after a 5yz reply "the
+ * same request in the same sequence will fail again", so a retry only knocks again on a closed
+ * door. Save 552 (a mailbox over its quota, which its owner may empty; a 552 to RCPT is to be
+ * taken as the temporary 452, section 4.5.3.1.10), which is tried again as a 4yz is. A 4yz, or no
+ * reply, is tried again.
+ */
+export function refusedForGood(replyCode: number | null): boolean {
+  return replyCode !== null && replyCode >= 500 && replyCode <= 599 && replyCode !== 552;
 }
 
 export interface MailDeps {
@@ -61,10 +74,11 @@ async function sendOne(deps: MailDeps, transport: MailTransport, log: Log, claim
     return 'sent';
   }
   const next = at + backoffDelayMs(row.attempts, MAIL_FIRST_RETRY_MS, MAIL_RETRY_CAP_MS, random);
-  if (next - row.createdAt > MAIL_MAX_AGE_MS) {
-    const error = `${outcome.error}; tried for ${Math.round((at - row.createdAt) / 60_000)} minutes`;
-    await store.abandon(row.id, claim, at, error);
-    log.warn({ ...details, error }, 'mail given up');
+  const forGood = refusedForGood(outcome.replyCode);
+  if (forGood || next - row.createdAt > MAIL_MAX_AGE_MS) {
+    const error = forGood ? `${outcome.error}; refused for good` : `${outcome.error}; tried for ${Math.round((at - row.createdAt) / 60_000)} minutes`;
+    await store.abandon(row.id, claim, at, error, outcome.replyCode);
+    log.warn({ ...details, error, reply_code: outcome.replyCode }, 'mail given up');
     return 'abandoned';
   }
   await store.retryAt(row.id, claim, next, outcome.error);

@@ -55,8 +55,17 @@ export interface MailOutboxStore {
   sent(id: number, claim: string, now: Instant): Promise<boolean>;
   /** Releases the mail to be tried again at `nextAttemptAt`. */
   retryAt(id: number, claim: string, nextAttemptAt: Instant, error: string): Promise<boolean>;
-  /** Gives the mail up for good and forgets its body. */
-  abandon(id: number, claim: string, now: Instant, error: string): Promise<boolean>;
+  /**
+   * Gives the mail up for good and forgets its body. `replyCode`: the SMTP reply with which its
+   * server refused the last attempt (`MailOutcome`), kept so its reader can be told (`lastDelivery`).
+   */
+  abandon(id: number, claim: string, now: Instant, error: string, replyCode: number | null): Promise<boolean>;
+  /**
+   * What became of the newest mail for `userId` to `to` (in any case) that was sent, or given up
+   * after its server refused it (a reply code); `undefined`: none the outbox still keeps. A mail
+   * given up with no reply (the server away, replaced by a newer one) says nothing of the address.
+   */
+  lastDelivery(userId: number, to: string): Promise<MailDelivery | undefined>;
   /**
    * Gives up, as `abandon` does, the mails of `kind` to `userId` still waiting after an attempt
    * failed and not held by a claim (none is being sent), for a newer one that replaces them;
@@ -66,8 +75,15 @@ export interface MailOutboxStore {
   supersede(userId: number, kind: string, now: Instant): Promise<number>;
 }
 
-/** What an attempt came to. */
-export type MailOutcome = { sent: true } | { sent: false; error: string };
+/** The newest outcome of mail to an address: sent, or refused by its server with `replyCode` and given up. */
+export type MailDelivery = { sent: true; at: Instant } | { sent: false; at: Instant; replyCode: number };
+
+/**
+ * What an attempt came to. `replyCode`: the server's reply (RFC 5321 section 4.2) when it refused
+ * the mail's sender, a recipient or its data (MAIL, RCPT, DATA), else `null` (it was not reached,
+ * went away, or refused the site itself, as a sign-in).
+ */
+export type MailOutcome = { sent: true } | { sent: false; error: string; replyCode: number | null };
 
 /** Hands a message to the mail system: SMTP, or `.eml` files on a developer's machine (src/mail/). */
 export interface MailTransport {

@@ -6,7 +6,7 @@
 import { EMAIL_CANCEL_PATH, EMAIL_REFUSE_PATH, EMAIL_SETTINGS_PATH, RESET_PASSWORD_PATH } from '../../core/urls.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { accountKey } from '../../core/accounts/device-cookies.js';
-import { MAILBOX_PASS_MS, cancelEmailChange, changeEmail, findVerificationLink, refuseEmailLink, verifyEmail } from '../../core/accounts/email.js';
+import { MAILBOX_PASS_MS, cancelEmailChange, changeEmail, emailSettings, findVerificationLink, refuseEmailLink, verifyEmail } from '../../core/accounts/email.js';
 import { RESET_LINK_MS, findResetLink, requestPasswordReset, resetPassword } from '../../core/accounts/password-reset.js';
 import { isRecentSignIn } from '../../core/accounts/sessions.js';
 import { InputError } from '../../core/errors.js';
@@ -35,8 +35,7 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
   app.get(EMAIL_SETTINGS_PATH, page, async (request, reply) => {
     const signIn = await requireSignIn(request, reply);
     if (!signIn) return reply;
-    const email = await deps.stores.memberEmails.find(signIn.user.id);
-    return sendPage(reply, emailSettingsPage(await pageContext(request, reply), { email, mailEnabled: deps.mailer.enabled }));
+    return sendPage(reply, emailSettingsPage(await pageContext(request, reply), { ...await emailSettings(deps, signIn.user.id), mailEnabled: deps.mailer.enabled }));
   });
 
   app.post(EMAIL_SETTINGS_PATH, { ...page, schema: { body: { type: 'object', properties: { email: typed, _csrf: csrf } } } }, async (request: FastifyRequest<{ Body: { email?: string } }>, reply) => {
@@ -50,25 +49,25 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     const state = { mailEnabled: deps.mailer.enabled, value };
     try {
       const changed = await changeEmail(deps, signIn.user, value, eventOrigin(request), context.t.locale, mailboxPassCookie(request));
-      const email = await deps.stores.memberEmails.find(signIn.user.id);
+      const shown = await emailSettings(deps, signIn.user.id);
+      const { email } = shown;
       if (!changed.ok && changed.reason === 'throttled') {
         reply.headers(throttledHeaders('verify-mail', changed.retryAfterSeconds));
         // The address's own limit says how its owner gets past what others asked for.
         const hint = changed.byAddress ? context.t.text('recovery.throttledAddressHint') : undefined;
-        return sendPage(reply, emailSettingsPage(context, { ...state, email, notice: hint, errors: tryAgain('email', 'recovery.throttled', changed.retryAfterSeconds) }), 429);
+        return sendPage(reply, emailSettingsPage(context, { ...state, ...shown, notice: hint, errors: tryAgain('email', 'recovery.throttled', changed.retryAfterSeconds) }), 429);
       }
-      if (!changed.ok) return sendPage(reply, emailSettingsPage(context, { ...state, email }), 409);
+      if (!changed.ok) return sendPage(reply, emailSettingsPage(context, { ...state, ...shown }), 409);
       const words = !changed.changed
         ? changed.cancelled !== null && email
           ? context.t.text('recovery.emailChangeCancelled', { pending: changed.cancelled, address: email.address })
           : context.t.text('recovery.emailUnchanged')
         : email?.pending ? context.t.text('recovery.emailSentPending', { pending: email.pending, address: email.address })
         : context.t.text('recovery.emailSent', { address: email?.address ?? value });
-      return sendPage(reply, emailSettingsPage(context, { ...state, email, notice: words }));
+      return sendPage(reply, emailSettingsPage(context, { ...state, ...shown, notice: words }));
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
-      const email = await deps.stores.memberEmails.find(signIn.user.id);
-      return sendPage(reply, emailSettingsPage(context, { ...state, email, errors: error.problems }), 400);
+      return sendPage(reply, emailSettingsPage(context, { ...state, ...await emailSettings(deps, signIn.user.id), errors: error.problems }), 400);
     }
   });
 
@@ -78,12 +77,13 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     const signIn = await requireSignIn(request, reply, EMAIL_SETTINGS_PATH);
     if (!signIn) return reply;
     const cancelled = await cancelEmailChange(deps, signIn.user.id);
-    const email = await deps.stores.memberEmails.find(signIn.user.id);
+    const shown = await emailSettings(deps, signIn.user.id);
+    const { email } = shown;
     const context = await pageContext(request, reply);
     // A page left open says nothing of a change verified since (a borrowed session's, perhaps):
     // "cancelled" would have hidden that the address is now the new one.
     const notice = email ? context.t.text(cancelled ? 'recovery.emailCancelled' : 'recovery.emailNothingToCancel', { address: email.address }) : undefined;
-    return sendPage(reply, emailSettingsPage(context, { mailEnabled: deps.mailer.enabled, email, notice }));
+    return sendPage(reply, emailSettingsPage(context, { mailEnabled: deps.mailer.enabled, ...shown, notice }));
   });
 
   // GET changes state here only as every mailed link does: the single-use token is the proof, and

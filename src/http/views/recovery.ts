@@ -1,7 +1,7 @@
 /** The way back into an account (INTERFACE section 12): the e-mail settings, verification, forgotten and new passwords. */
 import { EMAIL_CANCEL_PATH, EMAIL_REFUSE_PATH, EMAIL_SETTINGS_PATH } from '../../core/urls.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/accounts/passwords.js';
-import type { EmailVerification } from '../../core/accounts/email.js';
+import type { EmailVerification, UndeliveredAddress } from '../../core/accounts/email.js';
 import type { MemberEmail } from '../../core/accounts/ports.js';
 import { type FormErrors, control, errorSummary, fieldMessage, showPasswordSwitch } from './forms.js';
 import { type Html, html } from './html.js';
@@ -10,6 +10,8 @@ import { settingsLayout } from './settings.js';
 
 export interface EmailPageState {
   email: MemberEmail | undefined;
+  /** Its addresses whose newest mail was refused by their server (`emailSettings`). */
+  undelivered: readonly UndeliveredAddress[];
   mailEnabled: boolean;
   value?: string;
   errors?: FormErrors;
@@ -45,6 +47,7 @@ ${errorSummary(state.errors, { t })}
 <p class="hint">${t.text('recovery.emailIntro')}</p>
 ${status}
 ${pending}
+${state.undelivered.map(({ address, replyCode }) => html`<p class="alert" role="alert">${t.text('recovery.emailUndelivered', { address, code: String(replyCode) })}</p>`)}
 ${form}
 </section>`);
 }
