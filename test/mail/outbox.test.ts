@@ -8,14 +8,16 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { simpleParser } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
 import { loadSettings } from '../../src/config/settings.js';
 import { MAIL_FIRST_RETRY_MS, MAIL_MAX_AGE_MS } from '../../src/core/mail/outbox.js';
 import type { NewOutgoingMail } from '../../src/core/mail/ports.js';
-import { EmlFileTransport } from '../../src/mail/transports.js';
+import { EmlFileTransport, SmtpTransport } from '../../src/mail/transports.js';
 import { type TestAppWithSmtp, startAppWithSmtp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { purgeOptions } from '../support/stores.js';
@@ -221,6 +223,22 @@ test('SMTP_URL takes smtp:// or smtps:// with optional credentials, and an error
     assert.throws(() => loadSettings({ SMTP_URL: bad }), (error: Error) => /SMTP_URL/.test(error.message) && !error.message.includes('hunter2'));
   }
   assert.throws(() => loadSettings({ MAIL_FROM: 'Community <no-reply@example.com>\r\nBcc: x@y.z' }), /MAIL_FROM/);
+});
+
+test('a server that refuses the site\'s own sign-in (535) refuses no mail: the attempt carries no reply code of the mail\'s, so it is tried again, never given up at once', async () => {
+  const server = new SMTPServer({
+    disabledCommands: ['STARTTLS'], allowInsecureAuth: true, authOptional: false, logger: false,
+    onAuth: (_auth, _session, callback) => callback(Object.assign(new Error('5.7.8 bad credentials'), { responseCode: 535 })),
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  try {
+    const port = (server.server.address() as AddressInfo).port;
+    const outcome = await new SmtpTransport(`smtp://svc:wrong@127.0.0.1:${port}`, 'no-reply@example.test').send(1, mail());
+    assert.equal(outcome.sent, false);
+    assert.equal((outcome as { replyCode: number | null }).replyCode, null);
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
 });
 
 test('an .eml file holds the whole message a mail program opens', async () => {
