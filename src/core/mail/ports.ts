@@ -76,7 +76,7 @@ export interface MailOutboxStore {
 }
 
 /** The newest outcome of mail to an address: sent, or refused by its server with `replyCode` and given up. */
-export type MailDelivery = { sent: true; at: Instant } | { sent: false; at: Instant; replyCode: number };
+export type MailDelivery = { sent: true } | { sent: false; replyCode: number };
 
 /**
  * What an attempt came to. `replyCode`: the server's reply (RFC 5321 section 4.2) when it refused

@@ -92,13 +92,13 @@ export class KyselyMailOutboxStore implements MailOutboxStore {
 
   async lastDelivery(userId: number, to: string): Promise<MailDelivery | undefined> {
     // lower() on both sides: the address as mailed and as asked about are folded alike on each database.
-    const row = await this.db.selectFrom('mail_outbox').select(['sent_at', 'abandoned_at', 'reply_code'])
+    const row = await this.db.selectFrom('mail_outbox').select(['sent_at', 'reply_code'])
       .where('user_id', '=', userId).where(sql<boolean>`lower(recipient) = lower(${to})`)
       .where((eb) => eb.or([eb('sent_at', 'is not', null), eb('reply_code', 'is not', null)]))
       .orderBy(sql`coalesce(sent_at, abandoned_at)`, 'desc').orderBy('id', 'desc').limit(1)
       .executeTakeFirst();
     if (row === undefined) return undefined;
-    return row.sent_at !== null ? { sent: true, at: Number(row.sent_at) } : { sent: false, at: Number(row.abandoned_at), replyCode: Number(row.reply_code) };
+    return row.sent_at !== null ? { sent: true } : { sent: false, replyCode: Number(row.reply_code) };
   }
 
   async supersede(userId: number, kind: string, now: Instant): Promise<number> {
