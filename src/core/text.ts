@@ -191,31 +191,40 @@ function touchesEastAsian(characters: readonly string[], index: number): boolean
 
 /**
  * Chinese words that, after the site's name, claim its accounts or its authority whatever follows
- * them, as a phishing page names itself (社区账号找回, 社区登录助手, 社区会员中心): official (site,
- * account: 官号, 官博, 官微), verified, sign-in (登陆 as it is often misspelt), sign-up,
- * authorization, account, recovering and resetting (找回密码, 重置密码, Taiwan's 重設), real-name and
- * identity checks, customer service, the client, the back office, site affairs, moderators,
- * administrators, staff, the webmaster (站长, Taiwan's 網管) and editors, and what a phishing page
- * asks for or hands out (attack92: verification, pass, payment, wallet, password, red envelopes,
+ * them, as a phishing page names itself (社区账号找回, 社区登录助手, 社区会员中心): acts that hand over
+ * who one is or what one has, which a page doing them in the site's name asks for whatever it
+ * calls itself after. Official (site, account: 官号, 官博, 官微), verified, sign-in (登陆 as it is
+ * often misspelt), sign-up, authorization, recovering and resetting (找回密码, 重置密码, Taiwan's
+ * 重設), real-name and identity checks, customer service, the client, and what a phishing page asks
+ * for or hands out (attack92: verification, pass, payment, wallet, password, red envelopes,
  * membership, top-ups (Taiwan's 儲值), withdrawals, refunds, a lottery). Simplified only: names are
  * read through `simplified` first, which turns Traditional characters into Simplified ones but not
  * Taiwan's words into the mainland's, so both are listed.
  */
 const SITE_ACCESS_WORDS_CHINESE = [
-  '官方', '官网', '官号', '官博', '官微', '认证', '验证', '登录', '登陆', '登入', '注册', '授权', '账号', '帐号', '账户', '帐户',
-  '找回', '重置', '重设', '实名', '身份', '客服', '客户端', '后台', '站务', '版主', '管理员', '工作人员', '站长', '网管', '小编', '通行证', '支付',
+  '官方', '官网', '官号', '官博', '官微', '认证', '验证', '登录', '登陆', '登入', '注册', '授权',
+  '找回', '重置', '重设', '实名', '身份', '客服', '客户端', '通行证', '支付',
   '钱包', '密码', '红包', '会员', '充值', '储值', '提现', '退款', '抽奖',
 ];
+/**
+ * Chinese words of what the site holds for its members and of those who run it: accounts, the back
+ * office and site affairs, moderators, administrators, staff, the webmaster (站长, Taiwan's 網管) and
+ * editors. A tool of someone else's may work on them (社区账号导出工具, an account exporter;
+ * 社区管理员工具, tools for its administrators), so they claim as the name's last words, before a
+ * word of access, or before a word of the site's service, with which they name its own (社区账号安全,
+ * 社区管理员中心), as `SITE_HOLDING_WORDS_LATIN` do.
+ */
+const SITE_HOLDING_WORDS_CHINESE = ['账号', '帐号', '账户', '帐户', '后台', '站务', '版主', '管理员', '工作人员', '站长', '网管', '小编'];
 /**
  * Chinese words that claim to be the site's own service when they are what the name names, its
  * last words (社区安全中心, 社区客服中心), yet begin or end an ordinary compound after a community's
  * name: team (社区团队建设, team building), administration, groups, operations, security, checks,
  * centre (社区中心预约, booking at a community centre), service (社区服务站, a service station),
  * help, support (社区支持者, a supporter), hotlines, notices (社区公告板, a notice board), messages,
- * the system, appeals, reports, feedback, oversight, working groups, editors, perks (社区福利院, a
- * welfare home), points, coins, rewards and claiming them, a mall, editions (online, 新版, 手机版,
- * 网页版, 小程序), what a company calls itself (公司,
- * 集团, 总部), and what a site does (社区, 社群, 论坛, 网, 网站, 平台), as a site an operator named 河畔
+ * the system, its console and panels (控制台, 面板), appeals, reports, feedback, oversight, working
+ * groups, editors, perks (社区福利院, a welfare home), points, coins, rewards and claiming them, a
+ * mall, editions (online, 新版, 手机版, 网页版, 小程序), what a company calls itself (公司, 集团, 总部),
+ * and what a site does (社区, 社群, 论坛, 网, 网站, 平台), as a site an operator named 河畔
  * calls itself 河畔社区 or 河畔网, where 河畔社区团购 is group buying and 河畔网球 tennis. The ways
  * one signs in or reaches service (扫码, 一键, 在线, 人工) and changing or forgetting (修改, Taiwan's
  * 變更, 忘记) are among them, so that 社区扫码登录 and 社区忘记密码 claim as 社区登录 and 社区密码 do;
@@ -226,29 +235,42 @@ const SITE_SERVICE_WORDS_CHINESE = [
   '团队', '管理', '组', '运营', '安全', '检测', '检查', '中心', '服务', '帮助', '支持', '支援', '热线', '通知', '公告', '消息', '系统', '申诉',
   '举报', '意见', '反馈', '监管', '工作组', '编辑部', '福利', '积分', '金币', '奖励', '兑换', '领取', '商城', '在线', '线上', '人工', '新版', '手机版',
   '网页版', '电脑版', '行动版', '桌面版', '小程序', '应用', '应用程式', '扫码', '一键', '快捷', '统一', '单点', '修改', '变更', '忘记', '专线', '讯息', '点数',
-  '公司', '有限公司', '集团', '总部', '社区', '社群', '论坛', '网', '网站', '平台',
+  '控制台', '面板', '公司', '有限公司', '集团', '总部', '社区', '社群', '论坛', '网', '网站', '平台',
 ];
 /**
  * Words that, before a Chinese site's name, sign in or up to it or welcome one there, making it
- * the name as much as if it led ("登录河畔", "欢迎来到河畔", "请登录社区").
+ * the name as much as if it led ("登录河畔", "欢迎来到河畔", "请登录社区"), and 到 (to) after them
+ * ("登录到社区", sign in to, as English "Sign into Community").
  */
-const LEAD_INS_CHINESE = ['欢迎', '请', '来到', '进入', '登录', '登陆', '登入', '注册', '授权'];
+const LEAD_INS_CHINESE = ['欢迎', '请', '来到', '进入', '登录', '登陆', '登入', '注册', '授权', '到'];
 /** The possessive that may stand between the site's name and a claim ("社区的账号", "社区的官方"). */
 const POSSESSIVE = '的';
 /**
  * English words that, beside the site's name, claim its accounts or its authority whatever follows
- * them ("Community Account Recovery", "Community Login Helper"): official, sign-in and sign-up
- * however spelt, authorization, verification, two-factor sign-in, one-time codes, passwords and
- * passkeys, the site's staff, payment and refunds, and what a phishing page hands out (rewards, a
- * giveaway, a premium membership). Each claims in the plural too ("Community Logins").
+ * them ("Community Login Helper", "Community Refund Desk"): acts that hand over who one is or what
+ * one has, which a page doing them in the site's name asks for whatever it calls itself after.
+ * Official, sign-in and sign-up however spelt ("sign into" and "log into" as people write "sign in
+ * to"), authorization, verification, two-factor sign-in, one-time codes, passwords and passkeys,
+ * payment and refunds, and what a phishing page hands out (rewards, a giveaway, a premium
+ * membership). Each claims in the plural too ("Community Logins").
  */
 const SITE_ACCESS_WORDS_LATIN = [
-  'official', 'account', 'login', 'logon', 'log in', 'log on', 'signin', 'sign in', 'signon', 'sign on', 'signup',
-  'sign up', 'register', 'registration', 'auth', 'oauth', 'sso', 'authentication', 'authorization', 'authorisation',
+  'official', 'login', 'logon', 'log in', 'log on', 'log into', 'log onto', 'signin', 'sign in', 'sign into', 'sign onto', 'signon', 'sign on',
+  'signup', 'sign up', 'register', 'registration', 'auth', 'oauth', 'sso', 'authentication', 'authorization', 'authorisation',
   'authenticator', 'verify', 'verified', 'verification', '2fa', 'mfa', 'two factor', '2 factor', 'two step', '2 step', 'otp', 'totp',
-  'password', 'passcode', 'passkey', 'passport', 'id', 'admin', 'administrator', 'administration', 'staff', 'moderator',
+  'password', 'passcode', 'passkey', 'passport',
   'wallet', 'payment', 'billing', 'refund', 'checkout', 'invoice', 'reward', 'giveaway', 'premium', 'vip', 'membership',
 ];
+/**
+ * English words of what the site holds for its members and of those who run it: accounts, IDs,
+ * admins, administrators and administration, staff, moderators. A tool of someone else's may work
+ * on them ("Community Account Exporter", "Community Admin Tools", "Community Staff Picks"), so
+ * they claim as the name's last words ("Community Account"), before a word of access ("Community
+ * Account Login") or before a word of the site's service, with which they name its own whatever
+ * follows ("Community Account Security Checker", "Community Admin Panel"). Each claims in the
+ * plural too ("Community IDs").
+ */
+const SITE_HOLDING_WORDS_LATIN = ['account', 'id', 'admin', 'administrator', 'administration', 'staff', 'moderator'];
 /**
  * English words that claim to be the site's own service when they end the name after its name,
  * alone or after another claim ("Community Support", "Community Help Center", "CommunityHub"),
@@ -258,8 +280,9 @@ const SITE_ACCESS_WORDS_LATIN = [
  * other sites), identity providers, single (sign-on), authorizing, consent, permissions and access
  * (what a consent page asks), moderation, members, developers, owners and founders, team, centre,
  * hub, portal, help lines and support chat, appeals, abuse desks, feedback, checks, codes, status,
- * updates, upgrades and renewals, notices and announcements, keys, the app and its editions and platforms (mobile, desktop, web,
- * plus, pro, lite, beta, iOS, Android…), members, pay, points, coins, prizes, gifts and perks, what a
+ * updates, upgrades and renewals, notices and announcements, keys, its console, panel and dashboard
+ * (where "Community Admin Panel" is its own), the app and its editions and platforms (mobile,
+ * desktop, web, plus, pro, lite, beta, iOS, Android…), members, pay, points, coins, prizes, gifts and perks, what a
  * company adds to its name (Inc, Ltd, HQ, ™ as NFKC writes it: TM), and what a site calls itself
  * (community, forum, site, platform: "Riverside Community"). Each claims in the plural too.
  */
@@ -268,16 +291,17 @@ const SITE_SERVICE_WORDS_LATIN = [
   'security', 'safety', 'secure', 'provider', 'developer', 'dev', 'status', 'upgrade', 'renewal', 'announcement', 'feedback', 'owner', 'founder',
   'trust safety', 'trust and safety', 'recovery', 'reset', 'identity', 'connect', 'single', 'authorize', 'consent', 'permission', 'access',
   'moderation', 'mod', 'member', 'team', 'center', 'centre', 'hub', 'portal', 'appeal', 'abuse', 'check', 'checkup', 'code', 'update', 'notice',
-  'notification', 'alert', 'key', 'app', 'mobile', 'client',
+  'notification', 'alert', 'key', 'console', 'panel', 'dashboard', 'app', 'mobile', 'client',
   'desktop', 'online', 'web', 'plus', 'pro', 'lite', 'beta', 'ios', 'android', 'windows', 'mac', 'macos', 'linux', 'pay', 'point', 'coin',
   'credit', 'cash', 'airdrop', 'prize', 'lottery', 'subscription', 'bonus', 'gift', 'perks', 'inc', 'ltd', 'llc', 'corp', 'hq', 'tm', 'sm',
   'community', 'forum', 'site', 'website', 'platform',
 ];
 /**
  * Words that join the site's name to the claims beside it, before it ("Sign in to the Community",
- * "Login for Community", "Your Community", "Welcome to Community") or after it ("Community for iOS", "Community on the Web").
+ * "Login for Community", "Login onto Community", "Your Community", "Welcome to Community") or after
+ * it ("Community for iOS", "Community on the Web").
  */
-const CONNECTORS_LATIN = ['to', 'into', 'with', 'via', 'for', 'at', 'on', 'the', 'your', 'welcome'];
+const CONNECTORS_LATIN = ['to', 'into', 'onto', 'with', 'via', 'for', 'at', 'on', 'the', 'your', 'welcome'];
 
 /**
  * Latin small capitals as the letters they are drawn as, which the confusables data leaves as
@@ -388,31 +412,45 @@ function endsWord(name: readonly FoldedCharacter[], start: number, end: number):
  */
 function standsAsName(name: readonly FoldedCharacter[], site: string): boolean {
   const sought = [...site];
+  const hanEnds = hanNameEnds(name, site);
   for (let start = 0; start + sought.length <= name.length; start += 1) {
     if (!foundAt(name, start, sought)) continue;
     const end = start + sought.length;
-    if (EAST_ASIAN.test(site) ? hanNameEnds(name, end, site) : beginsWord(name, start) && endsWord(name, start, end)) return true;
+    if (EAST_ASIAN.test(site) ? hanEnds(end) : beginsWord(name, start) && endsWord(name, start, end)) return true;
   }
   return false;
 }
 
-/** A word that may follow the site's name, found at a place in a name: where it ends, and whether it claims the site's accounts whatever follows it. */
+/**
+ * How a word beside the site's name bears on it: a word of `access` claims its accounts whatever
+ * follows; a word of what it `hold`s claims before a word of its service too; a word of its
+ * `service`, and a word `joining` them (a connector, a number), claim where what follows does.
+ */
+type Bearing = 'access' | 'holding' | 'service' | 'joining';
+
+/** A word that may follow the site's name, found at a place in a name: where it ends, and how it bears on the name. */
 interface WordFound {
   end: number;
-  access: boolean;
+  bearing: Bearing;
 }
 
 /**
  * For each place of a name of `length` folded characters, whether its words from there on make the
- * site's name before them the site's own: they end there (`ends`), or claim its accounts (an
- * access word), or are words of its service up to where `ends` says the name's words end. Worked
- * out from the name's end back, each place once: a name may be read several ways ("LogIn" as login
- * and as log in, "HelpDesk" as helpdesk and as help desk), and a search of every reading doubles
- * with each such word (17 of them within a name's 80 characters held the server 8 s).
+ * site's name before them the site's own: they end there (`ends`), or claim its accounts (a word
+ * of access, or one of what it holds before a word of its service: "Account Security"), or are
+ * words of its service up to where `ends` says the name's words end. Worked out from the name's end
+ * back, each place once: a name may be read several ways ("LogIn" as login and as log in,
+ * "HelpDesk" as helpdesk and as help desk), and a search of every reading doubles with each such
+ * word (17 of them within a name's 80 characters held the server 8 s).
  */
 function claimingPlaces(length: number, ends: (at: number) => boolean, wordsAt: (at: number) => WordFound[]): boolean[] {
   const claims: boolean[] = [];
-  for (let at = length; at >= 0; at -= 1) claims[at] = ends(at) || wordsAt(at).some(({ end, access }) => access || claims[end]!);
+  const service: boolean[] = [];
+  for (let at = length; at >= 0; at -= 1) {
+    const words = wordsAt(at);
+    service[at] = words.some(({ bearing }) => bearing === 'service');
+    claims[at] = ends(at) || words.some(({ end, bearing }) => bearing === 'access' || claims[end]! || (bearing === 'holding' && service[end]!));
+  }
   return claims;
 }
 
@@ -427,30 +465,41 @@ function reachedPlaces(length: number, wordsAt: (at: number) => WordFound[]): bo
 const HAN = /\p{Script=Han}/u;
 
 /**
- * Whether the site's name in Han or kana, found in `name` before `end`, is a name of its own there.
+ * Whether a site's name, `site`, found in `name` before a place, is a name of its own there by the
+ * Chinese words after it, asked of any number of places at the cost of one reading of the name.
  * Chinese and Japanese write no gaps and put what a thing is last, so it is where no more of its
  * words follow it: the name alone; a Latin letter or digit, 〇 (a digit written as Han) or, after
  * Han, kana or Hangul, a word in Japanese or Korean ("社区 App", "社区2.0", "社区〇号",
  * "社区アカウント", "社区のお知らせ", "社区계정"); words that make it the site's own service, up to
- * the end of its script (`SITE_SERVICE_WORDS_CHINESE`: "社区安全中心", "社区客服中心"); or a word that
- * claims its accounts or authority, whatever follows (`SITE_ACCESS_WORDS_CHINESE`: "社区账号找回"),
- * 的 between or not. Any other word makes an ordinary compound, an app for a community: 社区团购 is
- * a kind of group buying, 社区医院 a clinic, 社区服务站 a service station, 社区助手 a helper for one.
- * Spaces do not part Han ("社区 团购" is 社区团购), as Chinese writes none.
+ * the end of its script (`SITE_SERVICE_WORDS_CHINESE`: "社区安全中心", "社区客服中心"); a word that
+ * claims its accounts or authority, whatever follows (`SITE_ACCESS_WORDS_CHINESE`: "社区账号找回");
+ * or a word of what it holds at the end, before a word of access or of its service
+ * (`SITE_HOLDING_WORDS_CHINESE`: "社区账号", "社区账号安全"), 的 between or not. Any other word
+ * makes an ordinary compound, an app for a community: 社区团购 is a kind of group buying, 社区医院 a
+ * clinic, 社区服务站 a service station, 社区助手 a helper for one, 社区账号导出工具 an exporter of
+ * accounts. Spaces do not part Han ("社区 团购" is 社区团购), as Chinese writes none. A site's name
+ * in an alphabet is read so where Han follows it ("My Community账号").
  */
-function hanNameEnds(name: readonly FoldedCharacter[], end: number, site: string): boolean {
+function hanNameEnds(name: readonly FoldedCharacter[], site: string): (end: number) => boolean {
   const last = [...site].at(-1)!;
   const goesOn = (c: string) => EAST_ASIAN.test(c) && !/\p{N}/u.test(c) && (HAN.test(last) ? HAN.test(c) : !KATAKANA.test(c) || KATAKANA.test(last));
   const ends = (at: number) => at === name.length || !goesOn(name[at]!.character) || name[at]!.afterTagline;
-  const found = (words: readonly string[], access: boolean, at: number) =>
-    words.filter((word) => foundAt(name, at, [...word])).map((word) => ({ end: at + [...word].length, access }));
-  const wordsAt = (at: number) => [...found(SITE_ACCESS_WORDS_CHINESE, true, at), ...found(SITE_SERVICE_WORDS_CHINESE, false, at)];
-  return claimingPlaces(name.length, ends, wordsAt)[foundAt(name, end, [POSSESSIVE]) ? end + 1 : end]!;
+  const found = (words: readonly string[], bearing: Bearing, at: number) =>
+    words.filter((word) => foundAt(name, at, [...word])).map((word) => ({ end: at + [...word].length, bearing }));
+  const wordsAt = (at: number) => [
+    ...found(SITE_ACCESS_WORDS_CHINESE, 'access', at), ...found(SITE_HOLDING_WORDS_CHINESE, 'holding', at), ...found(SITE_SERVICE_WORDS_CHINESE, 'service', at),
+  ];
+  let claims: boolean[] | undefined;
+  return (end) => {
+    claims ??= claimingPlaces(name.length, ends, wordsAt);
+    return claims[foundAt(name, end, [POSSESSIVE]) ? end + 1 : end]!;
+  };
 }
 
 /** Words that claim the site's accounts or service beside its name in an alphabet, each a list of words folded as names are. */
 interface LatinClaimWords {
   access: readonly (readonly string[])[];
+  holding: readonly (readonly string[])[];
   service: readonly (readonly string[])[];
   connectors: readonly (readonly string[])[];
 }
@@ -458,55 +507,126 @@ interface LatinClaimWords {
 /** The English claim words folded once, as the names they are sought in are (`foldedForm`, `oneStroke`). */
 function latinClaimWords(tables: LookAlikeTables): LatinClaimWords {
   const phrases = (list: readonly string[]) => list.map((phrase) => phrase.split(' ').map((word) => oneStroke(foldedForm(word, tables))));
-  return { access: phrases(SITE_ACCESS_WORDS_LATIN), service: phrases(SITE_SERVICE_WORDS_LATIN), connectors: phrases(CONNECTORS_LATIN) };
+  return {
+    access: phrases(SITE_ACCESS_WORDS_LATIN), holding: phrases(SITE_HOLDING_WORDS_LATIN), service: phrases(SITE_SERVICE_WORDS_LATIN), connectors: phrases(CONNECTORS_LATIN),
+  };
+}
+
+/**
+ * The fewest letters of a site's name in an alphabet that is read misspelt too (`misspeltEnds`).
+ * In a shorter word one slip is much of it and often makes another word a name may mean: a site
+ * named "Reading" would refuse "Rending", one named "Garden" "Warden Login" (its first letter
+ * aside, "Gardem"); at eight letters and more, a word one inner slip away is a misspelling.
+ */
+const MISSPELT_FROM = 8;
+
+/**
+ * Where `sought`, a site's name in an alphabet of at least `MISSPELT_FROM` letters, ends among a
+ * name's `letters` when it begins at `start` misspelt by one of the four slips of typing (Damerau):
+ * an inner letter left out ("Comunity"), one added ("Commmunity", "Communitiy"), one mistyped
+ * ("Commumity"; "Communlty" reads as written, l as i) or two inner letters swapped ("Commuinty").
+ * Its first and last letters stay as written: readers take a word in by them, and a letter after
+ * the last makes another word ("Riversides", "Lakesider"). A slip is read at the first letter that
+ * differs, the only place one can begin (one in a run of a letter reads alike at either end of
+ * it), so each place of a name costs the length of the site's name, as finding it does.
+ */
+function misspeltEnds(letters: readonly string[], start: number, sought: readonly string[]): number[] {
+  const length = sought.length;
+  let differs = 0;
+  while (differs < length && letters[start + differs] === sought[differs]) differs += 1;
+  const at = start + differs;
+  const inner = (index: number) => differs >= 1 && index <= length - 2;
+  // Whether the site's name from its letter `from` on is written from the name's letter `place` on.
+  const rest = (place: number, from: number) => sought.slice(from).every((letter, i) => letters[place + i] === letter);
+  const typed = letters[at] !== undefined && !EAST_ASIAN.test(letters[at]!);
+  return [
+    ...(inner(differs) && typed && rest(at + 1, differs + 1) ? [start + length] : []),
+    ...(inner(differs) && rest(at, differs + 1) ? [start + length - 1] : []),
+    ...(inner(differs - 1) && typed && rest(at + 1, differs) ? [start + length + 1] : []),
+    ...(inner(differs + 1) && letters[at] === sought[differs + 1] && letters[at + 1] === sought[differs] && rest(at + 2, differs + 2) ? [start + length] : []),
+  ];
+}
+
+/**
+ * Folded characters as `misspeltEnds` counts letters: rn as the one letter m it stands for (the
+ * skeleton writes m so, and a slip of an m is of one letter: "Comunity"), with where each letter
+ * begins among them (and, last, their end).
+ */
+function asLetters(characters: readonly string[]): { letters: string[]; starts: number[] } {
+  const letters: string[] = [];
+  const starts: number[] = [];
+  for (let at = 0; at < characters.length; at += 1) {
+    starts.push(at);
+    const m = characters[at] === 'r' && characters[at + 1] === 'n';
+    letters.push(m ? 'm' : characters[at]!);
+    if (m) at += 1;
+  }
+  starts.push(characters.length);
+  return { letters, starts };
 }
 
 /**
  * Whether the site's name in an alphabet stands in `name` as the site's own, anywhere in it (English
  * sets what qualifies a name before it, "Your Community Account", "Secure Community Login", so only
- * what follows makes it another's), as a whole word (`beginsWord`, `endsWord`) that
+ * what follows makes it another's), as a whole word (`beginsWord`, `endsWord`), as written or with
+ * one slip of typing (`misspeltEnds`: "Comunity"), that
  * - ends the name (or meets Han or a tagline), after a number or a possessive "s" or not, with
  *   nothing before it but claims, connectors and numbers: "Community", "Community365" (a site
  *   numbers its own services: "Office365"), "Community's", "Official Community", "Sign in to the
  *   Community", "Community (unofficial)";
  * - or is followed by words of its service and connectors to the name's end or a tagline
  *   ("Community Support", "Community Help Center", "CommunityHub", "Community for iOS",
- *   "Community Support (EU)") or by a word that claims its accounts, whatever follows
- *   ("Community Account Security", "My Community Login Helper", "Community 2FA").
+ *   "Community Support (EU)"), by a word that claims its accounts, whatever follows ("My Community
+ *   Login Helper", "Community 2FA"), by a word of what it holds there or before another claim
+ *   ("Community Account", "Community Account Security Checker"), or by Chinese that claims it as
+ *   `hanNameEnds` reads it ("My Community账号").
  * An ordinary phrase keeps the word: "Community Garden Planner", "Garden Community",
- * "Community Service Tracker".
+ * "Community Service Tracker", "Community Account Exporter".
  */
 function claimsSiteInAlphabet(name: readonly FoldedCharacter[], site: string, words: LatinClaimWords): boolean {
   const ends = (at: number) => at === name.length || EAST_ASIAN.test(name[at]!.character) || name[at]!.afterTagline;
-  const digitsFrom = (at: number) => {
-    let end = at;
-    while (end < name.length && isDigit(name[end]!)) end += 1;
-    return end;
-  };
+  // Where the run of digits from each place ends, found once from the name's end back.
+  const digitsEnd: number[] = [];
+  for (let at = name.length; at >= 0; at -= 1) digitsEnd[at] = at < name.length && isDigit(name[at]!) ? digitsEnd[at + 1]! : at;
   const wordEnds = (from: number, word: string) => foundAt(name, from, [...word]) && endsWord(name, from, from + [...word].length) ? [from + [...word].length] : [];
   // A phrase's last word may take a plural "s" written on it ("Community Logins", "Community Sign-Ins"; not "TM Support").
   const pluralEnds = (from: number, word: string) => wordEnds(from, `${word}s`).filter((end) => !name[end - 1]!.afterGap);
   const phraseEnds = (at: number, phrase: readonly string[]) => phrase.reduce<number[]>((froms, word, i) =>
     froms.flatMap((from) => [...wordEnds(from, word), ...(i === phrase.length - 1 ? pluralEnds(from, word) : [])]), [at]);
-  const wordsAt = (at: number, lists: readonly (readonly (readonly string[])[])[], access: boolean) => {
-    const found = lists.flatMap((list) => list.flatMap((phrase) => phraseEnds(at, phrase))).map((end) => ({ end, access }));
-    return digitsFrom(at) > at ? [...found, { end: digitsFrom(at), access: false }] : found;
-  };
+  const lists = [[words.access, 'access'], [words.holding, 'holding'], [words.service, 'service'], [words.connectors, 'joining']] as const;
+  // Digits are a word there ("Community365 Login"), and may begin one ("Community 2FA").
+  const wordsAt = (at: number): WordFound[] => [
+    ...lists.flatMap(([list, bearing]) => list.flatMap((phrase) => phraseEnds(at, phrase)).map((end) => ({ end, bearing }))),
+    ...(digitsEnd[at]! > at ? [{ end: digitsEnd[at]!, bearing: 'joining' as const }] : []),
+  ];
   let reached: boolean[] | undefined;
   let claiming: boolean[] | undefined;
+  const hanEnds = hanNameEnds(name, site);
   const sought = [...site];
-  for (let start = 0; start + sought.length <= name.length; start += 1) {
-    const end = start + sought.length;
-    if (!foundAt(name, start, sought) || !beginsWord(name, start) || !endsWord(name, start, end)) continue;
-    const numbered = digitsFrom(end);
-    const after = foundAt(name, numbered, ['s']) && name[numbered]!.afterGap && endsWord(name, numbered, numbered + 1) ? numbered + 1 : numbered;
-    if (ends(after)) {
-      reached ??= reachedPlaces(name.length, (at) => wordsAt(at, [words.access, words.service, words.connectors], false));
-      if (reached[start]) return true;
-    } else {
-      claiming ??= claimingPlaces(name.length, ends, (at) => [...wordsAt(at, [words.access], true), ...wordsAt(at, [words.service, words.connectors], false)]);
-      // Digits are a word there ("Community365 Login"), and may begin one ("Community 2FA").
-      if (claiming[after] || claiming[end]) return true;
+  const soughtLetters = asLetters(sought).letters;
+  let spelt: { letters: string[]; starts: number[]; letterAt: Map<number, number> } | undefined;
+  const misspelt = (start: number) => {
+    if (soughtLetters.length < MISSPELT_FROM) return [];
+    if (spelt === undefined) {
+      const { letters, starts } = asLetters(name.map(({ character }) => character));
+      spelt = { letters, starts, letterAt: new Map(starts.map((at, letter) => [at, letter])) };
+    }
+    const letter = spelt.letterAt.get(start);
+    return letter === undefined ? [] : misspeltEnds(spelt.letters, letter, soughtLetters).map((end) => spelt!.starts[end]!);
+  };
+  for (let start = 0; start < name.length; start += 1) {
+    if (!beginsWord(name, start)) continue;
+    const found = foundAt(name, start, sought) ? [start + sought.length] : misspelt(start);
+    for (const end of found.filter((end) => endsWord(name, start, end))) {
+      const numbered = digitsEnd[end]!;
+      const after = foundAt(name, numbered, ['s']) && name[numbered]!.afterGap && endsWord(name, numbered, numbered + 1) ? numbered + 1 : numbered;
+      if (ends(after)) {
+        reached ??= reachedPlaces(name.length, wordsAt);
+        if (reached[start] || (HAN.test(name[after]?.character ?? '') && !name[after]!.afterTagline && hanEnds(after))) return true;
+      } else {
+        claiming ??= claimingPlaces(name.length, ends, wordsAt);
+        if (claiming[after] || claiming[end]) return true;
+      }
     }
   }
   return false;
@@ -616,13 +736,14 @@ function trustClaims(name: string, siteNames: readonly string[], tables: LookAli
 function namesItselfSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables, words: LatinClaimWords): boolean {
   // Where a Chinese site's name may begin: after nothing but digits and lead-ins ("1社区账号", "登录河畔").
   const leads = reachedPlaces(folded.length, (at) => [
-    ...LEAD_INS_CHINESE.filter((word) => foundAt(folded, at, [...word])).map((word) => ({ end: at + [...word].length, access: false })),
-    ...(isDigit(folded[at]!) ? [{ end: at + 1, access: false }] : []),
+    ...LEAD_INS_CHINESE.filter((word) => foundAt(folded, at, [...word])).map((word) => ({ end: at + [...word].length, bearing: 'joining' as const })),
+    ...(isDigit(folded[at]!) ? [{ end: at + 1, bearing: 'joining' as const }] : []),
   ]);
   return siteNames.flatMap(namesOfSite).map((site) => oneStroke(foldedForm(site, tables))).some((site) => {
     if (site === '') return false;
     if (!EAST_ASIAN.test(site)) return claimsSiteInAlphabet(folded, site, words);
-    return leads.some((reached, at) => reached && foundAt(folded, at, [...site]) && hanNameEnds(folded, at + [...site].length, site));
+    const hanEnds = hanNameEnds(folded, site);
+    return leads.some((reached, at) => reached && foundAt(folded, at, [...site]) && hanEnds(at + [...site].length));
   });
 }
 

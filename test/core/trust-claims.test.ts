@@ -114,7 +114,7 @@ test('a site name in an alphabet with an ordinary word after it is an app for a 
     assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
 });
 
-test('a site name in an alphabet anywhere in the name is the site\'s own before a word of its accounts, whatever follows, or words of its service that end the name, or alone after claims: "Your Community Account", "Community Support", "Sign in to Community"', () => {
+test('a site name in an alphabet anywhere in the name is the site\'s own before a word of access to its accounts, whatever follows, or words of its service that end the name, or alone after claims: "Your Community Account", "Community Support", "Sign in to Community"', () => {
   for (const name of ['Community Account', 'Community Account Recovery', 'Your Community Account', 'Secure Community Login Helper', 'Community\'s Password Reset', 'Community App', 'Community Support',
     'Community Help Center', 'Community Support Team', 'Garden Community Helpdesk', 'Community Pro', 'Community Rewards Program', 'Sign in to Community', 'Log in with Community', 'Support Community', '365 Community'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
@@ -134,8 +134,8 @@ test('a Chinese word of the site\'s service claims only as what the name names, 
     assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
 });
 
-test('a Chinese word of the site\'s accounts or of what a phishing page hands out claims whatever follows it: 社区红包, 社区会员中心, 社区账号找回', () => {
-  for (const name of ['社区红包', '社区红包助手', '社區會員中心', '社区账号找回', '社区登录助手', '社区管理员', '社区验证码'])
+test('a Chinese word of access to the site\'s accounts or of what a phishing page hands out claims whatever follows it: 社区红包, 社区会员中心, 社区账号找回', () => {
+  for (const name of ['社区红包', '社区红包助手', '社區會員中心', '社区账号找回', '社区登录助手', '社区验证码'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
 });
 
@@ -159,14 +159,22 @@ test('a site name with a tagline after a middle dot or an ideographic full stop 
     assert.deepEqual(trustClaims(name, sites), [], name);
 });
 
-test('a name costs work in proportion to its length: words read two ways ("LogIn" as login and as log in, "HelpDesk") are read once a place, before the site\'s name and after it, and a long run of service words ends no stack', () => {
+test('a name costs work in proportion to its length: words read two ways ("LogIn" as login and as log in, "HelpDesk") are read once a place, before the site\'s name and after it, and a long run of service words ends no stack; a misspelt site name, Chinese after one in an alphabet, words of what the site holds and a run of digits cost work in proportion too', () => {
   // Read every way, 17 "㏒In1" (NFKC: logIn1) within the 80 characters of a name held the server 8 s.
   const shapes = [
     (n: number) => `${'LogIn '.repeat(n)}x Community`,
     (n: number) => `${'\u33d2In1'.repeat(n)}x Community`,
     (n: number) => `Community ${'HelpDesk '.repeat(n)}x`,
   ];
-  for (const shape of shapes) {
+  // Each reading added since: a misspelt site name at every place, Chinese after one in an
+  // alphabet, a word of what the site holds, and a run of digits after its name.
+  const newReadings = [
+    (n: number) => `${'Comunity Garden '.repeat(n)}x`,
+    (n: number) => `${'My Community团购 '.repeat(n)}x`,
+    (n: number) => `Community ${'Account Exporter '.repeat(n)}x`,
+    (n: number) => `Community ${'1'.repeat(100 * n)} x`,
+  ];
+  for (const shape of [...shapes, ...newReadings]) {
     trustClaims(shape(4), SITE_NAMES); // compiled and warm: the first call's one-off work is not the name's
     const short = blocksExecuted(() => trustClaims(shape(4), SITE_NAMES));
     const long = blocksExecuted(() => assert.deepEqual(trustClaims(shape(16), SITE_NAMES), []));
@@ -246,4 +254,47 @@ test('Taiwan\'s words for forgetting, resetting or changing a password, messages
     assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
   for (const name of ['社群應用程式開發教學', '社区应用商店', '社群點數排行榜'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('a word of what the site holds for its members or of those who run it (an account, an ID, admins, staff, moderators; 账号, 管理员, 版主, 后台) claims as the name\'s last words or before a word of access or of its service, not before an ordinary word: "Community Account Exporter" and "社区账号导出工具" register, "Community Account Login" and "社區帳號安全" do not', () => {
+  for (const name of ['Community Account', 'Community Account Login', 'Community Account Security', 'Community Account Security Checker', 'Community Admin Panel', 'Community Admins', 'Community Staff Team',
+    'Community Moderator Login Helper', 'Community ID Check', 'Community Account for iOS', '社区账号', '社区账号登录', '社區帳號安全', '社區帳號安全中心', '社群帳號登入助手', '社区管理员', '社区管理员中心',
+    '社群版主後台', '社区后台管理'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  for (const name of ['Community Account Exporter', 'Community Admin Tools', 'Community Staff Picks', 'Community Moderator Toolkit', 'Community ID Card Maker', 'Community Account for Gardeners',
+    '社区账号导出工具', '社区管理员工具', '社群版主小幫手', '社區帳號匯出工具', '社区后台助手'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+  for (const name of ['Riverside Account Security', 'Riverside Admin', '河畔账号安全', '河畔帳號登入'])
+    assert.deepEqual(trustClaims(name, ['Riverside', '河畔']), ['site_name'], name);
+  for (const name of ['Riverside Admin Tools', '河畔管理员工具'])
+    assert.deepEqual(trustClaims(name, ['Riverside', '河畔']), [], name);
+});
+
+test('a site name in an alphabet before Chinese that makes a Chinese site name the site\'s own is the site\'s own whatever comes before it: "My Community账号" and "Garden Community帳號安全" are refused, "My Community团购" registers', () => {
+  for (const name of ['My Community账号', 'Garden Community帳號安全', 'My Community的账号', 'My Community 客服中心', 'Hello Community登录助手', 'My Comunity账号'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  assert.deepEqual(trustClaims('My Riverside帳號', ['Riverside', '河畔']), ['site_name']);
+  for (const name of ['My Community团购', 'Garden Community账号导出工具', 'My Community 读书会'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('signing into or onto the site is signing in to it, in English and in Chinese: "Sign into Community", "Log onto the Community" and "登录到社区" are refused as "Sign in to Community" is', () => {
+  for (const name of ['Sign into Community', 'Log into Community', 'Sign onto the Community', 'Login onto Community', 'SIGN INTO COMMUNITY', '登录到社区', '登入到社群', '歡迎登錄到社區'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  for (const name of ['Sign into Riverside', '登录到河畔'])
+    assert.deepEqual(trustClaims(name, ['Riverside', '河畔']), ['site_name'], name);
+  for (const name of ['Tune into Community Radio', 'Sign into Community Gardening', '到社区服务站'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('a site name in an alphabet of eight letters or more is read with one slip of typing inside it (a letter left out, added, mistyped, or two swapped), its first and last letters as written: "Comunity" and "Commuinty Support" are refused, "Comunity Garden Planner" and "Communitys" register; a shorter name is read as written', () => {
+  for (const name of ['Comunity', 'Commmunity Login', 'Commumity Account', 'Commuinty Support', 'Communtiy', 'Cornunity', 'COMUNITY LOGIN', 'Your Comunity Account'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  for (const name of ['Comunity Garden Planner', 'Xommunity', 'Communitx', 'Communitys', 'Comunityhub', 'Commodity Login'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+  for (const name of ['Rivreside Login', 'Riversde', 'Lakesde Support'])
+    assert.deepEqual(trustClaims(name, ['Riverside', 'Lakeside']), ['site_name'], name);
+  for (const name of ['Riversides', 'Lakesider Notes', 'Hiltop Login', 'Hillop'])
+    assert.deepEqual(trustClaims(name, ['Riverside', 'Lakeside', 'Hilltop']), [], name);
+  assert.deepEqual(trustClaims('Hilltop Login', ['Hilltop']), ['site_name']);
 });

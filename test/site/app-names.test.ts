@@ -136,9 +136,9 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     assert.equal((await t.deps.stores.clients.findById(app!.clientId))?.name, 'Member Tools');
     // A name stored before the rule (or given by the operator) is kept when its owner saves other details.
     const { client: older } = await registerClient(t.deps.stores, t.clock, {
-      name: 'Community Account Tools', type: 'public', redirectUris: ['https://member.example/cb'], ownerId: user.id, memberRegistered: true,
+      name: 'Community Login Tools', type: 'public', redirectUris: ['https://member.example/cb'], ownerId: user.id, memberRegistered: true,
     });
-    assert.equal((await visitor.post(`/settings/developers/${older.clientId}/details`, { name: 'Community Account Tools', description: 'Reads posts.', homepage: '' })).status, 303);
+    assert.equal((await visitor.post(`/settings/developers/${older.clientId}/details`, { name: 'Community Login Tools', description: 'Reads posts.', homepage: '' })).status, 303);
     assert.equal((await t.deps.stores.clients.findById(older.clientId))?.description, 'Reads posts.');
     // The operator answers for its own apps.
     const { client: operators } = await registerClient(t.deps.stores, t.clock, { name: '✔ Community Official', type: 'public', redirectUris: ['https://operator.example/cb'] });
@@ -167,7 +167,7 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
 
   test('the site\'s name leads an app\'s name only as a word of its own: "Communityhub" and "社区团购助手" register, "Community2", "CommunityHub" and "社区账号" do not, by RFC 7591 and on the developer page', async () => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
-    await assertRefusedEverywhere(visitor, ['Community2', 'Community-hub', 'CommunityHub', '社区账号', '社區帳號助手', '社群支援', '社区客服']);
+    await assertRefusedEverywhere(visitor, ['Community2', 'Community-hub', 'CommunityHub', '社区账号', '社區帳號登入助手', '社群支援', '社区客服']);
     await assertRegistersEverywhere(visitor, ['Communityhub', '社区团购助手', '社區醫院', '社群媒體管理']);
   });
 
@@ -187,6 +187,30 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
     await assertRefusedEverywhere(visitor, ['VERlFlED Agent', 'Ver1fied Agent', 'Offlcial Tools', 'Commun1ty Security', 'ᴠᴇʀɪꜰɪᴇᴅ Agent', 'ꓚꓳꓟꓟꓴꓠꓲꓔꓬ Security', '🆗 Agent', '㊣ Agent']);
     await assertRegistersEverywhere(visitor, ['Million Tools', 'Lily Notes']);
+  });
+
+  test('a word of what the site holds (an account, its admins, 账号, 管理员) claims at the name\'s end or before a word of access or service, not before an ordinary word: "Community Account Exporter" and "社区账号导出工具" register, "Community Account Login" and "社區帳號安全" do not, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['Community Account Login', 'Community Account Security', 'Community Admin Panel', '社区账号登录', '社區帳號安全', '社群管理員']);
+    await assertRegistersEverywhere(visitor, ['Community Account Exporter', 'Community Admin Tools', '社区账号导出工具', '社群管理員工具']);
+  });
+
+  test('the site\'s name in an alphabet before Chinese that claims it is refused whatever comes before it: "My Community账号" and "Garden Community帳號安全" are refused, "My Community团购" registers, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['My Community账号', 'Garden Community帳號安全', 'Hello Community客服中心']);
+    await assertRegistersEverywhere(visitor, ['My Community团购', 'Garden Community账号导出工具']);
+  });
+
+  test('signing into or onto the site is signing in to it: "Sign into Community", "Log onto the Community", "登录到社区" and "登入到社群" are refused, "Tune into Community Radio" registers, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['Sign into Community', 'Log onto the Community', '登录到社区', '登入到社群']);
+    await assertRegistersEverywhere(visitor, ['Tune into Community Radio', '到社区服务站']);
+  });
+
+  test('the site\'s name misspelt by one slip inside it is refused as the site\'s name is: "Comunity", "Commuinty Support" and "My Comunity账号" are refused, "Comunity Garden Planner" and "Communitys" register, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['Comunity', 'Commuinty Support', 'Commmunity Login', 'My Comunity账号']);
+    await assertRegistersEverywhere(visitor, ['Comunity Garden Planner', 'Communitys', 'Xommunity Login']);
   });
 
   test('direction controls are refused in an app\'s name, by RFC 7591 registration and on the developer page', async () => {

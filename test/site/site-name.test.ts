@@ -68,4 +68,16 @@ describe('a site named by its operator', () => {
     }
     for (const name of ['My Riverside Guide', 'Riversides', '河畔跑步']) assert.equal((await register(name)).status, 201, name);
   });
+
+  test('an operator\'s site name is read as the catalogs\' is: a word of what it holds claims only before a claim or at the end, Chinese after it claims, signing into it signs in, and one slip inside it is read: "Riverside Admin Tools" registers, "Riverside Account Login", "My Riverside帳號", "登录到河畔" and "Rivreside Login" do not', async () => {
+    const register = (name: string) => fetch(`${t.baseUrl}/api/oauth/register`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['https://agent.example/cb'], client_name: name }),
+    });
+    for (const name of ['Riverside Account Login', '河畔账号安全', 'My Riverside帳號', 'Sign into Riverside', '登录到河畔', 'Rivreside Login', 'Riversde']) {
+      const response = await register(name);
+      assert.equal(response.status, 400, name);
+      assert.match(((await response.json()) as { error_description: string }).error_description, /^client_name must not claim this site's trust/, name);
+    }
+    for (const name of ['Riverside Admin Tools', '河畔账号导出工具', 'My Riverside团购', 'Rivreside Gardens']) assert.equal((await register(name)).status, 201, name);
+  });
 });
