@@ -13,7 +13,7 @@ import type { Clock, Instant } from '../time.js';
 
 export const USERNAME_RULE = '3 to 30 letters, digits, "_" or "-", starting and ending with a letter or digit';
 const USERNAME_SHAPE = /^[A-Za-z0-9][A-Za-z0-9_-]{1,28}[A-Za-z0-9]$/;
-
+/** The longest username USERNAME_SHAPE takes. */
 const USERNAME_MAX_LENGTH = 30;
 
 /**
@@ -62,7 +62,7 @@ export async function findAccount(stores: Stores, username: string): Promise<Use
   return canBeUsername(username) ? stores.users.findByUsername(username) : undefined;
 }
 
-/** The account a person typed the username of names (`readTypedUsername`: full-width letters too), or `undefined`. */
+/** The account a username as a person typed it names (`readTypedUsername`: full-width letters too), or `undefined`. */
 export async function findTypedAccount(stores: Stores, typed: string): Promise<User | undefined> {
   const username = readTypedUsername(typed);
   return username === undefined ? undefined : findAccount(stores, username);
