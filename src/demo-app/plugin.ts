@@ -20,6 +20,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
 import { type Locale, type Translator, chooseLocale } from '../core/locales.js';
 import { translator } from '../i18n/catalogs.js';
+import { chosenName, rich } from '../http/views/words.js';
 import { demoAppPage, demoErrorPage, demoSignedOutPage } from './views.js';
 
 export interface DemoAppOptions {
@@ -168,9 +169,12 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
       // A code of RFC 6749 4.1.2.1 or OpenID Connect Core 3.1.2.6 in the reader's words, the code kept
       // beside them for the app's developer; another code is shown as it came.
       const reason = t.text('demo-app.errorReason', { error });
+      // The service's own words, right-to-left ones isolated (`chosenName`: `<bdi>`, UAX #9), else
+      // they would carry the digits and brackets after them into their own direction.
+      const values = { reason, error: chosenName(error), description: chosenName(description) };
       const message = error === '' ? t.text('demo-app.signInIncompleteNoReason')
-        : reason !== '' ? t.text(description ? 'demo-app.signInRefusedDescribed' : 'demo-app.signInRefused', { reason, error, description })
-        : description ? t.text('demo-app.signInIncompleteDescribed', { error, description }) : t.text('demo-app.signInIncomplete', { error });
+        : reason !== '' ? rich(t, description ? 'demo-app.signInRefusedDescribed' : 'demo-app.signInRefused', values)
+        : rich(t, description ? 'demo-app.signInIncompleteDescribed' : 'demo-app.signInIncomplete', values);
       return send(reply, t, demoErrorPage(t, message), 400);
     }
     try {

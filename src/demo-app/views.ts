@@ -70,7 +70,7 @@ export function demoSignedOutPage(t: Translator, outcome: 'signed out' | 'not si
 <p class="links"><a href="/demo-app">${t.text('demo-app.backToDemoApp')}</a></p></section>`);
 }
 
-export function demoErrorPage(t: Translator, message: string): string {
+export function demoErrorPage(t: Translator, message: string | Html): string {
   return page(t, t.text('demo-app.problemTitle'), html`<section class="card"><h1>${t.text('demo-app.problemTitle')}</h1><p role="alert">${message}</p>
 <p class="links"><a href="/demo-app">${t.text('demo-app.backToDemoApp')}</a></p></section>`);
 }

@@ -95,6 +95,25 @@ test('a callback with an error shows it, escaped', async () => {
   assert.match(await answered('error=made_up&error_description=%3Cb%3Eno%3C%2Fb%3E'), /made_up \(Community said: &lt;b&gt;no&lt;\/b&gt;\)/, 'a code of no standard is shown as it came');
 });
 
+test('the service\'s error and error_description, right-to-left, are isolated (<bdi>, UAX #9): they reorder nothing around them, and no direction control escapes them', async () => {
+  /** The alert's sentence with each `<bdi>` taken out, and what the `<bdi>`s held. */
+  const alert = (body: string) => {
+    const sentence = /<p role="alert">([\s\S]*?)<\/p>/.exec(body)?.[1] ?? '';
+    return { outside: sentence.replace(/<bdi>[^<]*<\/bdi>/g, ''), isolated: [...sentence.matchAll(/<bdi>([^<]*)<\/bdi>/g)].map((m) => m[1]) };
+  };
+  const rightToLeft = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+  for (const language of ['en', 'zh-CN', 'zh-TW']) {
+    // Arabic then digits: unisolated, the digits and the closing bracket would be read as part of the Arabic.
+    const arabic = alert(await answered(`error=access_denied&error_description=${encodeURIComponent('مرفوض 42')}`, language));
+    assert.deepEqual(arabic.isolated, ['مرفوض 42'], language);
+    assert.doesNotMatch(arabic.outside, rightToLeft, language);
+    // An override, an isolate's end and a closing tag of its own inside a Hebrew description, and a code of no standard in Hebrew.
+    const hostile = alert(await answered(`error=${encodeURIComponent('שגיאה')}&error_description=${encodeURIComponent('\u202eשלום\u2069</bdi>\u202c no')}`, language));
+    assert.deepEqual(hostile.isolated, ['שגיאה', 'שלום&lt;/bdi&gt; no'], language);
+    assert.doesNotMatch(hostile.outside, rightToLeft, language);
+  }
+});
+
 test('an error callback without the state of the sign-in this browser started shows nothing it carries, and leaves that sign-in under way (RFC 6749 10.12)', async () => {
   const { cookie, state } = await signInStarted();
   for (const forged of ['', '&state=forged']) {

@@ -13,7 +13,7 @@ import { createAccount, setAccountStatus, updateProfile } from '../../src/core/a
 import { generateToken, hashSecret } from '../../src/core/credentials/formats.js';
 import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
-import { VERIFY_MAILS_PER_ACCOUNT, VERIFY_MAILS_PER_ADDRESS } from '../../src/core/accounts/email.js';
+import { VERIFY_LINK_MS, VERIFY_MAILS_PER_ACCOUNT, VERIFY_MAILS_PER_ADDRESS } from '../../src/core/accounts/email.js';
 import { RESET_LINK_MS, RESET_MAILS_PER_ACCOUNT, RESET_REQUESTS_PER_ADDRESS, RESET_WINDOW_SECONDS } from '../../src/core/accounts/password-reset.js';
 import { PASSWORD_HASHES_AT_ONCE, PASSWORD_HASHES_WAITING, passwordHashQueue } from '../../src/core/accounts/passwords.js';
 import type { User } from '../../src/core/accounts/ports.js';
@@ -22,6 +22,8 @@ import { totpCode } from '../../src/core/accounts/totp.js';
 import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/accounts/two-step.js';
 import { MAIL_FIRST_RETRY_MS } from '../../src/core/mail/outbox.js';
 import { formatSiteTime } from '../../src/core/site-time.js';
+import { KyselyMemberEmailStore } from '../../src/storage/repositories/accounts/member-emails.js';
+import { KyselyUserStore } from '../../src/storage/repositories/accounts/users.js';
 import { authorizeQuery, consentForm, newClient, pkcePair } from '../oauth/helpers.js';
 import { type TestAppWithSmtp, startAppWithSmtp, startTestApp } from '../support/app.js';
 import { forEachDatabase, whileInsertsFail } from '../support/databases.js';
@@ -361,6 +363,30 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.equal((await t.deps.stores.memberEmails.find(user.id))?.address, email, 'the account keeps the address it asked for anew');
     const refusals = (await t.deps.stores.securityEvents.listForUser(user.id, 0, 50)).items.filter((e) => e.kind === 'email.refused');
     assert.equal(refusals.length, 1, 'one refusal in the account\'s security log');
+  });
+
+  test('a "Not you?" form sent again once refused is told from a link not valid by one read of the link, no second look-up of it and its account', async () => {
+    const { user, link: notMine } = await memberMailed('/email/not-mine');
+    const token = new URL(notMine, t.baseUrl).searchParams.get('token')!;
+    const reader = new Visitor(t.baseUrl);
+    assert.equal((await reader.post('/email/not-mine', { token })).status, 200);
+    const findLink = KyselyMemberEmailStore.prototype.findLink;
+    const findById = KyselyUserStore.prototype.findById;
+    let reads = 0;
+    KyselyMemberEmailStore.prototype.findLink = function (this: KyselyMemberEmailStore, ...args) { if (args[0] === hashSecret(token)) reads++; return findLink.apply(this, args); };
+    KyselyUserStore.prototype.findById = function (this: KyselyUserStore, ...args) { if (args[0] === user.id) reads++; return findById.apply(this, args); };
+    try {
+      const sentAgain = await reader.post('/email/not-mine', { token });
+      assert.equal(sentAgain.status, 200);
+      assert.ok(sentAgain.text.includes(t.deps.words('en').text('recovery.refuseAlready')), 'it says the link was refused already');
+      assert.equal(reads, 1, 'one read of the link, none of its account');
+    } finally {
+      KyselyMemberEmailStore.prototype.findLink = findLink;
+      KyselyUserStore.prototype.findById = findById;
+    }
+    assert.equal((await reader.post('/email/not-mine', { token: 'nothing' })).status, 400, 'a token no link has is not valid');
+    t.clock.advance(VERIFY_LINK_MS);
+    assert.equal((await reader.post('/email/not-mine', { token })).status, 400, 'a link refused and since expired is not valid');
   });
 
   test('the language picker on a "Not you?" answer goes where the page leads on, the e-mail settings, not to the link without its token', async () => {

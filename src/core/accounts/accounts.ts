@@ -13,15 +13,35 @@ import type { Clock, Instant } from '../time.js';
 
 export const USERNAME_RULE = '3 to 30 letters, digits, "_" or "-", starting and ending with a letter or digit';
 const USERNAME_SHAPE = /^[A-Za-z0-9][A-Za-z0-9_-]{1,28}[A-Za-z0-9]$/;
+/** The longest username USERNAME_SHAPE takes. */
+const USERNAME_MAX_LENGTH = 30;
 
 /**
- * The username `typed` reads as, if it has USERNAME_SHAPE: trimmed, after NFKC (Unicode UAX #15),
- * so one typed in full-width letters (a Chinese input method in full-width mode) is the ASCII
- * username it reads as, as sign-in reads it (`accountKey`).
+ * The longest typed username, trimmed, that NFKC could read as one of USERNAME_SHAPE: NFKC
+ * (Unicode UAX #15) deletes no character (no decomposition mapping in the UCD is empty) and its
+ * composition only makes characters outside ASCII, so each ASCII character of a username comes
+ * from at least one whole code point of what was typed, at most 2 UTF-16 units (𝐀 U+1D400 reads
+ * as A). Longer is refused before NFKC reads it: a posted body can hold 64 KB.
+ */
+export const TYPED_USERNAME_MAX_LENGTH = 2 * USERNAME_MAX_LENGTH;
+
+/**
+ * What a typed username reads as: trimmed, after NFKC (Unicode UAX #15), so one typed in
+ * full-width letters (a Chinese input method in full-width mode) is the ASCII username it reads
+ * as. `undefined` when it is too long to read as any username (`TYPED_USERNAME_MAX_LENGTH`).
+ */
+export function readTypedUsername(typed: string): string | undefined {
+  const trimmed = typed.trim();
+  return trimmed.length > TYPED_USERNAME_MAX_LENGTH ? undefined : trimmed.normalize('NFKC').trim();
+}
+
+/**
+ * The username `typed` reads as (`readTypedUsername`), if it has USERNAME_SHAPE, as sign-in reads
+ * it (`accountKey`).
  */
 export function checkUsername(typed: string): string {
-  const username = typed.normalize('NFKC').trim();
-  if (!USERNAME_SHAPE.test(username)) throw InputError.worded('username', `username must be ${USERNAME_RULE}`, { key: 'problems.usernameShape' });
+  const username = readTypedUsername(typed);
+  if (username === undefined || !USERNAME_SHAPE.test(username)) throw InputError.worded('username', `username must be ${USERNAME_RULE}`, { key: 'problems.usernameShape' });
   return username;
 }
 
@@ -34,9 +54,18 @@ export function canBeUsername(value: string): boolean {
   return USERNAME_SHAPE.test(value);
 }
 
-/** The account `username` names (in any letter case), or `undefined`. */
+/**
+ * The account `username` names (in any letter case), or `undefined`: a name as written, such as
+ * an address's `/u/:name`, which NFKC does not read (a typed one: `findTypedAccount`).
+ */
 export async function findAccount(stores: Stores, username: string): Promise<User | undefined> {
   return canBeUsername(username) ? stores.users.findByUsername(username) : undefined;
+}
+
+/** The account a username as a person typed it names (`readTypedUsername`: full-width letters too), or `undefined`. */
+export async function findTypedAccount(stores: Stores, typed: string): Promise<User | undefined> {
+  const username = readTypedUsername(typed);
+  return username === undefined ? undefined : findAccount(stores, username);
 }
 
 /**

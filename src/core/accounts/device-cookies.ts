@@ -11,6 +11,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { constantTimeEqual } from '../credentials/formats.js';
 import type { SharedKeys } from '../credentials/shared-keys.js';
+import { readTypedUsername } from './accounts.js';
 
 export const DEVICE_COOKIE_LIFETIME_SECONDS = 365 * 86_400;
 const MAX_ACCOUNTS = 5;
@@ -18,9 +19,9 @@ const ENTRY_SHAPE = /^([a-z0-9][a-z0-9_-]{1,28}[a-z0-9])\.([A-Za-z0-9_-]{22})\.(
 
 /** The lower-cased account name an attempt names, bounded so a counter key stays small. */
 export function accountKey(username: string): string {
-  // NFKC (Unicode UAX #15): a username typed in full-width letters (a Chinese input method in
-  // full-width mode) is the ASCII one it reads as, as letter case and surrounding spaces are.
-  return username.normalize('NFKC').trim().toLowerCase().slice(0, 64);
+  // Read as typed (`readTypedUsername`: full-width letters are the ASCII ones they read as), in any
+  // letter case. One too long to be a username is cut, not read: its key names no account.
+  return (readTypedUsername(username) ?? username.trim().slice(0, 64)).toLowerCase().slice(0, 64);
 }
 
 export interface DeviceEntry {

@@ -285,12 +285,17 @@ export async function refuseEmailLink(deps: EmailDeps, token: string, requestId?
   const tokenHash = hashSecret(token);
   const refused = await deps.stores.transaction(async (tx) => {
     const link = await tx.memberEmails.refuseLink(tokenHash, now);
-    if (link === undefined || link.addressKey === null) return undefined;
+    if (link === undefined || link.addressKey === null) {
+      // Nothing refused now: one read of the link words the answer (the write above decided;
+      // refused before, by another request too, or no link to refuse).
+      const stored = await tx.memberEmails.findLink(tokenHash, 'verify_email');
+      return stored?.refusedAt != null && stored.addressKey !== null && stored.expiresAt > now ? 'already_refused' as const : 'invalid' as const;
+    }
     const released = await tx.memberEmails.release(link.userId, link.addressKey, now);
     if (released) await tx.memberEmails.endLinks(link.userId, 'verify_email', now);
     return { userId: link.userId, addressKey: link.addressKey, released };
   });
-  if (!refused) return { ok: false, reason: (await findVerificationLink(deps, token))?.refused ? 'already_refused' : 'invalid' };
+  if (typeof refused === 'string') return { ok: false, reason: refused };
   // Recorded with no origin: the refuser is the reader of the mailbox, a stranger to the account
   // that typed the address, whose holder reads this log; their network address and browser are
   // none of its business (T65; the request log keeps them for the operator, as a leak report's,

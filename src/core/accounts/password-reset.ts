@@ -15,7 +15,7 @@ import { type FieldProblem, InputError } from '../errors.js';
 import type { Locale } from '../locales.js';
 import type { Instant } from '../time.js';
 import { isolated } from '../text.js';
-import { checkNewPassword, findAccount } from './accounts.js';
+import { checkNewPassword, findTypedAccount } from './accounts.js';
 import { type EmailDeps, emailKey, mailLocale, mailTime, readEmailAddress } from './email.js';
 import { accountKey } from './device-cookies.js';
 import { hashPassword } from './passwords.js';
@@ -81,7 +81,7 @@ async function mailResetLinks(deps: ResetDeps, login: string, pageLocale: Locale
 
 /**
  * The active accounts `login` names that have a verified address: by username (read as sign-in
- * reads it, `accountKey`: full-width letters too), or by that address, as typed or as the e-mail
+ * reads it, `findTypedAccount`: full-width letters too), or by that address, as typed or as the e-mail
  * settings read it (`readEmailAddress`, NFKC among it): a Chinese input method in full-width mode
  * types `ｎａｍｅ＠ｅｘａｍｐｌｅ．ｃｏｍ`, with no `@` at all, and an address saved before the settings
  * read addresses so is still found as saved.
@@ -90,7 +90,7 @@ async function accountsNamedBy(deps: ResetDeps, login: string): Promise<Array<{ 
   const read = readEmailAddress(login);
   const ids = read.includes('@')
     ? await verifiedOwnersOf(deps, [login, read])
-    : [(await findAccount(deps.stores, accountKey(login)))?.id].filter((id): id is number => id !== undefined);
+    : [(await findTypedAccount(deps.stores, login))?.id].filter((id): id is number => id !== undefined);
   const found: Array<{ user: User; address: string }> = [];
   for (const id of ids) {
     const [user, email] = await Promise.all([deps.stores.users.findById(id), deps.stores.memberEmails.find(id)]);

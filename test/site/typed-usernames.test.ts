@@ -1,0 +1,81 @@
+/**
+ * A typed username is read after NFKC (full-width letters are the ASCII ones they read as), and
+ * one too long to read as any username at all (`TYPED_USERNAME_MAX_LENGTH`) is refused before
+ * NFKC reads it: a posted body holds up to 64 KB. NFKC is a built-in, which counted work cannot
+ * see, so the test watches `String.prototype.normalize` for the name it posted.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { TYPED_USERNAME_MAX_LENGTH, createAccount, findTypedAccount } from '../../src/core/accounts/accounts.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { AddressedVisitor } from './visitor.js';
+
+const PASSWORD = 'a long enough password 7';
+
+/** Runs `work`, and says whether NFKC (or any normal form) read a string holding `marker`. */
+async function normalizes(marker: string, work: () => Promise<unknown>): Promise<boolean> {
+  const normalize = String.prototype.normalize;
+  let seen = false;
+  String.prototype.normalize = function (this: string, form?: string) {
+    if (String(this).includes(marker)) seen = true;
+    return normalize.call(this, form);
+  };
+  try {
+    await work();
+  } finally {
+    String.prototype.normalize = normalize;
+  }
+  return seen;
+}
+
+forEachDatabase('typed usernames', (database) => {
+  let t: TestApp;
+
+  before(async () => {
+    t = await startTestApp(database, { env: { TRUST_PROXY: '1' } });
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  test('a typed username too long to read as any username is refused before NFKC reads it', async () => {
+    const visitor = new AddressedVisitor(t.baseUrl);
+    // Past the bound by one unit: the most NFKC could bring under 30 characters is 30 code points of 2 units.
+    const over = 'q'.repeat(TYPED_USERNAME_MAX_LENGTH + 1);
+    const huge = 'q'.repeat(50_000);
+    for (const username of [over, huge]) {
+      let page = { status: 0, text: '' };
+      assert.equal(await normalizes(over, async () => { page = await visitor.post('/signup', { username, password: PASSWORD }); }), false, `sign-up did not NFKC-read ${username.length} characters`);
+      assert.equal(page.status, 400);
+      assert.match(page.text, /Use 3 to 30 letters/);
+    }
+    await createAccount(t.deps.stores, t.clock, { username: 'qqq', password: PASSWORD });
+    let signIn = { status: 0, text: '' };
+    // The sign-in form's own cap is 256.
+    assert.equal(await normalizes(over, async () => { signIn = await visitor.post('/login', { username: 'q'.repeat(256), password: PASSWORD }); }), false, 'sign-in did not NFKC-read it');
+    assert.equal(signIn.status, 401);
+    // The forgotten-password form and the command line look a typed name up with `findTypedAccount`.
+    const findByUsername = t.deps.stores.users.findByUsername;
+    let lookedUp = 0;
+    t.deps.stores.users.findByUsername = (name) => { lookedUp++; return findByUsername.call(t.deps.stores.users, name); };
+    try {
+      assert.equal(await normalizes(over, () => findTypedAccount(t.deps.stores, `${' '.repeat(10)}${over}`)), false, 'the look-up did not NFKC-read it');
+      assert.equal(lookedUp, 0, 'nor looked it up');
+    } finally {
+      t.deps.stores.users.findByUsername = findByUsername;
+    }
+  });
+
+  test('a username typed at the bound still reads as the one it is: 30 mathematical letters of 2 units each', async () => {
+    const name = `m${randomBytes(4).toString('hex')}`.padEnd(30, 'x');
+    const typed = [...name].map((c) => /[a-z]/.test(c) ? String.fromCodePoint(0x1D41A + c.charCodeAt(0) - 97) : String.fromCodePoint(0x1D7CE + Number(c))).join('');
+    assert.equal(typed.length, TYPED_USERNAME_MAX_LENGTH);
+    assert.equal(typed.normalize('NFKC'), name);
+    const visitor = new AddressedVisitor(t.baseUrl);
+    const page = await visitor.post('/signup', { username: ` ${typed} `, password: PASSWORD });
+    assert.equal(page.status, 303, page.text.slice(0, 500));
+    assert.equal((await findTypedAccount(t.deps.stores, typed))?.username, name);
+  });
+});
