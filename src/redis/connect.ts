@@ -254,15 +254,13 @@ export class GuardedRedis {
     // answers the handshake with an error and closes, and a request waiting for that connection
     // is answered from its fallback now, not at its timeout.
     this.client.on('close', () => {
-      this.connecting?.();
-      this.connecting = undefined;
+      this.stopTimingConnection();
       this.closes++;
       this.outage(new Error('connection closed'));
       this.tellWaiting(false);
     });
     this.client.on('ready', () => {
-      this.connecting?.();
-      this.connecting = undefined;
+      this.stopTimingConnection();
       if (this.dropped) {
         // After a stall the handshake proves nothing: a Redis pausing its writes (CLIENT PAUSE
         // WRITE, as a failover does) answers INFO and not a script. A script that writes nothing
@@ -293,6 +291,12 @@ export class GuardedRedis {
       this.outage(new Error(failure));
       this.client.disconnect(true);
     });
+  }
+
+  /** Cancels the timeout of the connection under way (`timeConnection`), if any. */
+  private stopTimingConnection(): void {
+    this.connecting?.();
+    this.connecting = undefined;
   }
 
   /** False while Redis is known to be down: use the fallback without trying. */
@@ -425,8 +429,7 @@ export class GuardedRedis {
 
   close(): void {
     this.closed = true;
-    this.connecting?.();
-    this.connecting = undefined;
+    this.stopTimingConnection();
     this.client.disconnect();
   }
 }
