@@ -6,8 +6,9 @@
  * together.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { type Server, type Socket, createServer } from 'node:net';
+import { type Server, type Socket, connect, createServer } from 'node:net';
 import { test } from 'node:test';
 import type { DpopReplayStore } from '../../src/core/oauth/ports.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
@@ -600,5 +601,61 @@ test('a command that waited for its connection has the whole command timeout for
   } finally {
     redis.close();
     await relay.cut();
+  }
+});
+
+/**
+ * A port whose connections are never made: a process listens on it with the shortest accept
+ * queue (backlog 1, which Linux takes as two connections; Node takes 0 for its default, 511) and
+ * never accepts, its event loop held; once two connections fill that queue the kernel drops the
+ * SYNs of the next ones, which stay pending, as behind a firewall that drops packets.
+ */
+async function unacceptedPort(): Promise<{ port: number; close: () => Promise<void> }> {
+  const listener = spawn(process.execPath, ['-e', `
+    require('node:net').createServer().listen({ host: '127.0.0.1', port: 0, backlog: 1 }, function () {
+      process.stdout.write(this.address().port + '\\n', () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0));
+    });`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = once(listener, 'exit');
+  const [line] = (await once(listener.stdout!, 'data')) as [Buffer];
+  const port = Number(line.toString().trim());
+  const fillers = [connect(port, '127.0.0.1'), connect(port, '127.0.0.1')];
+  for (const filler of fillers) {
+    filler.on('error', () => {});
+    await once(filler, 'connect');
+  }
+  return {
+    port,
+    close: async () => {
+      for (const filler of fillers) filler.destroy();
+      listener.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+test('a connection that is never made is given up after the connect timeout, logged once as not made, and tried again; commands meanwhile answer from the fallback', async () => {
+  const unaccepted = await unacceptedPort();
+  const reasons: string[] = [];
+  const lines: string[] = [];
+  const logger: RedisLogger = {
+    warn: (details, message) => {
+      lines.push(`warn: ${message}`);
+      reasons.push((details as { reason: string }).reason);
+    },
+    info: (_d, message) => lines.push(`info: ${message}`),
+  };
+  const redis = new GuardedRedis(`redis://127.0.0.1:${unaccepted.port}`, { logger, meanwhile: 'both fall back', commandTimeoutMs: 100 });
+  let attempts = 0;
+  redis.client.on('connecting', () => attempts++);
+  try {
+    assert.equal(await redis.ask(() => redis.client.incr('never-sent')), undefined, 'answered from the fallback');
+    assert.equal(redis.client.status, 'connecting', 'the connection is still not made');
+    await eventually(() => attempts >= 3, 'the connection is given up and tried again');
+    assert.equal(redis.isDegraded, true);
+    assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back'], 'logged once');
+    assert.deepEqual(reasons, ['connection not made']);
+  } finally {
+    redis.close();
+    await unaccepted.close();
   }
 });
