@@ -83,9 +83,10 @@ function refusedSetting(error: unknown): 'database' | 'credentials' | undefined 
 
 /**
  * What one user of Redis (the limiter, the replay cache) sends it, run by the start's check
- * (`checkRedisDatabase`) and after a refused permission (`GuardedRedis`) on keys of the names
- * the user's own use, which expire within seconds: Redis refuses it (`refusedPermission`) when
- * REDIS_URL's ACL user may not run those commands or touch those keys.
+ * (`checkRedisDatabase`) and on a new connection after an outage or a refused permission
+ * (`GuardedRedis`), on a key named as the user's own are (`svc:rl:…`, `svc:dpop:…`) that expires
+ * within seconds: Redis refuses it (`refusedPermission`) when REDIS_URL's ACL user may not run
+ * those commands or touch those keys.
  */
 export type RedisUse = (client: Redis) => Promise<unknown>;
 
