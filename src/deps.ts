@@ -36,9 +36,9 @@ import { ClientMetadataDocuments } from './core/oauth/client-metadata.js';
 import pino from 'pino';
 import { ApiLimits } from './core/api/limits.js';
 import { MemoryRateLimiter } from './ratelimit/memory.js';
-import { RedisRateLimiter } from './ratelimit/redis.js';
-import { RedisReplayStore } from './replay/redis.js';
-import { GuardedRedis } from './redis/connect.js';
+import { RedisRateLimiter, rateLimiterUse } from './ratelimit/redis.js';
+import { RedisReplayStore, replayUse } from './replay/redis.js';
+import { GuardedRedis, type RedisUse } from './redis/connect.js';
 
 export { prepareDatabase } from './base-deps.js';
 
@@ -86,6 +86,9 @@ export interface DepsOverrides extends BaseDepsOverrides {
   limiter?: RateLimiter;
 }
 
+/** What the service sends Redis: the start's check runs it, and a connection after an outage too (src/redis/connect.ts). */
+export const REDIS_USES: readonly RedisUse[] = [rateLimiterUse, replayUse];
+
 /** Redis when REDIS_URL is set (counters shared by every instance), memory otherwise. */
 function createLimiter(redis: GuardedRedis | undefined): RateLimiter {
   return redis ? new RedisRateLimiter({ redis }) : new MemoryRateLimiter();
@@ -103,6 +106,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
   const redis = settings.redisUrl === undefined ? undefined : new GuardedRedis(settings.redisUrl, {
     logger: pino({ level: settings.logLevel, name: 'redis' }),
     meanwhile: 'rate limits count in memory per instance and DPoP proofs are recorded in the database',
+    uses: REDIS_USES,
   });
   const limiter = overrides.limiter ?? createLimiter(redis);
   const keys = new KeyRing(stores, clock, settings.keysSecret);

@@ -13,7 +13,7 @@ import type { UserStatus } from './core/accounts/ports.js';
 import { PLAINTEXT_AT_REST_WARNING, sealStoredSecrets } from './core/credentials/secrets-at-rest.js';
 import { type DemoCredentials, demoAccount, demoAppAddresses, demoAppMoves, demoCredentialsPath, keptDemoProblem, liveDemoCredentials, moveDemoApp, saveDemoCredentials, seedDemo } from './demo.js';
 import { type BaseDeps, createBaseDeps, inStartTurn } from './base-deps.js';
-import { type Deps, createDeps, prepareDatabase } from './deps.js';
+import { type Deps, REDIS_USES, createDeps, prepareDatabase } from './deps.js';
 import { type MetricsSource, buildMetricsApp } from './http/metrics-app.js';
 import { scheduleJanitor } from './janitor.js';
 import { checkRedisDatabase } from './redis/connect.js';
@@ -312,7 +312,7 @@ function supervise(settings: Settings): Promise<void> {
  */
 async function refuseBadRedisSettings(settings: Settings): Promise<void> {
   if (settings.redisUrl === undefined) return;
-  const checked = await checkRedisDatabase(settings.redisUrl);
+  const checked = await checkRedisDatabase(settings.redisUrl, REDIS_USES);
   if (checked.outcome !== 'refused') return;
   const why = {
     database: `this Redis has no database ${checked.db} (${checked.reason}); the number after HOST:PORT/ must name one it has (0 to 15 with Redis's default databases 16)`,

@@ -8,7 +8,7 @@
  *   instance), logs that once, and goes back to Redis as soon as the connection is ready again.
  */
 import type { Redis } from 'ioredis';
-import { type GuardedRedis, type RedisConnection, connectionOf } from '../redis/connect.js';
+import { type GuardedRedis, type RedisConnection, type RedisUse, connectionOf, runScriptBothWays } from '../redis/connect.js';
 import type { RateLimitDecision, RateLimiter, RateLimiterState } from '../core/rate-limiter.js';
 import type { Instant } from '../core/time.js';
 import { MemoryRateLimiter } from './memory.js';
@@ -27,6 +27,11 @@ if redis.call('EXISTS', KEYS[1]) == 1 and tonumber(redis.call('GET', KEYS[1])) >
 end
 return 0
 `;
+
+/** What the limiter sends Redis (`RedisUse`): its scripts, on a key of its names that expires within seconds. */
+export const rateLimiterUse: RedisUse = async (client) => {
+  for (const script of [HIT_SCRIPT, REFUND_SCRIPT]) await runScriptBothWays(client, script, ['svc:rl:start-check'], [1]);
+};
 
 /** The limiter's connection (`RedisConnection`), and its keys' prefix. */
 export type RedisRateLimiterOptions = {
@@ -54,7 +59,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   constructor(options: RedisRateLimiterOptions) {
     this.keyPrefix = options.keyPrefix ?? 'svc:rl:';
-    ({ redis: this.redis, owned: this.ownsConnection } = connectionOf(options, 'rate limits count in memory per instance'));
+    ({ redis: this.redis, owned: this.ownsConnection } = connectionOf(options, 'rate limits count in memory per instance', rateLimiterUse));
     this.client = this.redis.client as Redis & HitCommand;
     this.client.defineCommand('svcRateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
     this.client.defineCommand('svcRateLimitRefund', { numberOfKeys: 1, lua: REFUND_SCRIPT });

@@ -18,21 +18,25 @@
  * event loop was held past them (synchronous work, a long GC, a loaded host) Node runs them
  * before it reads the socket, where Redis's answer waits: an answered command would be taken for
  * a stall, a connection made for one not made, and the instance would count its rate limits alone
- * until Redis is back. The outage ends only when a
- * script sent alone on a new connection at once is answered, not at its handshake (requests
- * keep to their fallback until then): a Redis that pauses writes (CLIENT PAUSE WRITE, in a failover) answers the handshake
- * and not a script, and would otherwise be logged back and gone twice a second, and /readyz
- * would say 'redis' half the time while requests wait for the timeout. Decided over keeping the
+ * until Redis is back. An outage ends only when a script sent alone on a new connection at once,
+ * then what the users send (`RedisUse`), is answered, not at its handshake (requests keep to their
+ * fallback until then): a Redis that pauses writes (CLIENT PAUSE WRITE, in a failover) answers
+ * the handshake and not a script, and would otherwise be logged back and gone twice a second, and
+ * /readyz would say 'redis' half the time while requests wait for the timeout. Decided over keeping the
  * connection and sending PINGs on it: after a partition the old connection may be dead for good
  * (Redis restarted or failed over) while a new one works at once. Unanswered commands are not
  * resent on the new connection: each was already answered from the fallback. For the same reason
  * a command asked before a connection is ready waits for it only until its timeout, or until that
  * connection closes, and is then withdrawn, never sent; sent once it is ready, it has its whole
  * timeout for the answer, which a shorter wait would take for a stall. An error Redis answers
- * with (out of memory, a script error) leaves the connection as it is: that request uses its
- * fallback, and the outage ends at the next command Redis answers.
+ * with (out of memory, a script error, LOADING) leaves the connection as it is: that request uses
+ * its fallback, and the outage ends at the next command Redis answers. A permission it refuses
+ * (`NOPERM`: REDIS_URL's ACL user changed since the start) is no outage and is logged as what it
+ * is, once; Redis is skipped meanwhile, and each new connection, every 2 s, is probed as after
+ * an outage.
  * docs/operations.md, "Metrics and alerts".
  */
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 
@@ -47,6 +51,8 @@ export interface GuardedRedisOptions {
   logger?: RedisLogger | undefined;
   /** What the users of the connection do while Redis is away, for the log line. */
   meanwhile: string;
+  /** What its users send (`RedisUse`), run on a new connection before Redis is used again after an outage or a refused permission. */
+  uses?: readonly RedisUse[] | undefined;
 }
 
 /**
@@ -55,10 +61,10 @@ export interface GuardedRedisOptions {
  */
 export type RedisConnection = { redis: GuardedRedis } | { url: string; commandTimeoutMs?: number; logger?: RedisLogger };
 
-/** The connection `options` names; `owned` when it is made here, for its user to close. */
-export function connectionOf(options: RedisConnection, meanwhile: string): { redis: GuardedRedis; owned: boolean } {
+/** The connection `options` names, for a user that sends `use`; `owned` when it is made here, for its user to close. */
+export function connectionOf(options: RedisConnection, meanwhile: string, use: RedisUse): { redis: GuardedRedis; owned: boolean } {
   if ('redis' in options) return { redis: options.redis, owned: false };
-  return { redis: new GuardedRedis(options.url, { meanwhile, commandTimeoutMs: options.commandTimeoutMs, logger: options.logger }), owned: true };
+  return { redis: new GuardedRedis(options.url, { meanwhile, uses: [use], commandTimeoutMs: options.commandTimeoutMs, logger: options.logger }), owned: true };
 }
 
 /**
@@ -76,16 +82,37 @@ function refusedSetting(error: unknown): 'database' | 'credentials' | undefined 
 }
 
 /**
- * What the start's check runs once connected: the commands the service sends (a script, as the
- * limiter's are, writing as they do with INCR, EXPIRE and SET PX NX) on keys of the names it
- * uses, which expire within a second. Redis refuses it (`NOPERM`) when REDIS_URL's ACL user may
- * not run them or touch those keys.
+ * What one user of Redis (the limiter, the replay cache) sends it, run by the start's check
+ * (`checkRedisDatabase`) and on a new connection after an outage or a refused permission
+ * (`GuardedRedis`), on a key named as the user's own are (`svc:rl:…`, `svc:dpop:…`) that expires
+ * within seconds: Redis refuses it (`refusedPermission`) when REDIS_URL's ACL user may not run
+ * those commands or touch those keys.
  */
-const PERMISSIONS_PROBE = `
-redis.call('SET', KEYS[2], '1', 'PX', 1000, 'NX')
-redis.call('INCR', KEYS[1])
-return redis.call('EXPIRE', KEYS[1], 1)
-`;
+export type RedisUse = (client: Redis) => Promise<unknown>;
+
+/**
+ * Runs `lua` both ways the service's scripts reach Redis: EVAL, which ioredis sends first on each
+ * connection, then EVALSHA of the same script (which the EVAL loaded), sent from then on. A user
+ * without one of the two would pass a check that ran the other, and be refused at run time.
+ */
+export async function runScriptBothWays(client: Redis, lua: string, keys: string[], args: Array<string | number>): Promise<void> {
+  await client.eval(lua, keys.length, ...keys, ...args);
+  await client.evalsha(createHash('sha1').update(lua).digest('hex'), keys.length, ...keys, ...args);
+}
+
+/**
+ * The permission Redis refuses REDIS_URL's ACL user, by its answer: a command (`NOPERM … the
+ * 'evalsha' command`), the keys (`NOPERM … the keys`), or a command a script runs (Redis 7.0
+ * answers that one with ERR, not NOPERM); `undefined` for any other answer.
+ */
+function refusedPermission(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  if (/^ERR The user executing the script can't run this command/.test(error.message)) return 'a command the service\'s scripts run';
+  if (!/^NOPERM\b/.test(error.message)) return undefined;
+  const command = /'([\w|-]+)' command/.exec(error.message)?.[1];
+  if (command !== undefined) return `the command ${command.toUpperCase()}`;
+  return /\bkeys?\b/.test(error.message) ? 'the service\'s keys' : 'a command the service sends';
+}
 
 /** What the start's check found of REDIS_URL: `refused` names what Redis refused, with its answer. */
 export type RedisCheck = { outcome: 'ok' | 'unreachable' } | { outcome: 'refused'; refused: 'database' | 'credentials' | 'permissions'; reason: string; db: number };
@@ -93,15 +120,15 @@ export type RedisCheck = { outcome: 'ok' | 'unreachable' } | { outcome: 'refused
 /**
  * Whether the Redis at `url` takes what REDIS_URL names, asked once on a connection of its own:
  * `refused` with Redis's answer when it does not have the database its path names, refuses its
- * credentials, or its user may not run the service's commands (`PERMISSIONS_PROBE`); `ok` when it
- * takes all that, `unreachable` when no answer came within `timeoutMs`. The start asks it, so
+ * credentials, or its user may not run what the service sends (`uses`, each run once); `ok` when
+ * it takes all that, `unreachable` when no answer came within `timeoutMs`. The start asks it, so
  * such a REDIS_URL is a bad setting, not a fallback to memory for ever.
  */
-export async function checkRedisDatabase(url: string, timeoutMs = 1000): Promise<RedisCheck> {
+export async function checkRedisDatabase(url: string, uses: readonly RedisUse[], timeoutMs = 1000): Promise<RedisCheck> {
   const { Redis: Client } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
   // The connection and its handshake are timed together, by `afterLoopTime`: ioredis's timers
   // would take a Redis answering while the start held the loop for unreachable.
-  const client = new Client(url, { ...UNTIMED, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const client = new Client(url, { ...UNTIMED, ...UNCHECKED, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   const db = client.options.db ?? 0;
   let cancel = () => {};
   try {
@@ -113,9 +140,11 @@ export async function checkRedisDatabase(url: string, timeoutMs = 1000): Promise
       });
       client.on('ready', () => {
         // Any other answer (out of memory, writes paused) is Redis's state now, no setting at fault.
-        client.eval(PERMISSIONS_PROBE, 2, 'svc:rl:start-check', 'svc:dpop:start-check').then(
+        (async () => {
+          for (const use of uses) await use(client);
+        })().then(
           () => resolve({ outcome: 'ok' }),
-          (error: Error) => resolve(/^NOPERM\b/.test(error.message) ? { outcome: 'refused', refused: 'permissions', reason: error.message, db } : { outcome: 'ok' }),
+          (error: Error) => resolve(refusedPermission(error) === undefined ? { outcome: 'ok' } : { outcome: 'refused', refused: 'permissions', reason: error.message, db }),
         );
       });
       client.connect().catch(() => {});
@@ -135,6 +164,16 @@ export async function checkRedisDatabase(url: string, timeoutMs = 1000): Promise
  * the new connection after a stall, for those 2 s.
  */
 const UNTIMED = { connectTimeout: 0, disconnectTimeout: 0 } as const;
+
+/**
+ * No ready check: ioredis's is an INFO, which managed Redis often renames or forbids (ACL
+ * `-info`), and then its connections are never ready (renamed: an error, each time) or it writes
+ * its own warning to the console (forbidden). What the service needs is proved otherwise: at
+ * start by running what it sends (`checkRedisDatabase`), and on a connection made after an outage
+ * by a script answered before Redis is used again (`GuardedRedis`), which a Redis still LOADING
+ * its dataset refuses, as it refuses every request until it is loaded.
+ */
+const UNCHECKED = { enableReadyCheck: false } as const;
 
 /**
  * Calls `verdict` once `ms` have passed with the event loop free to read sockets; returns what
@@ -177,10 +216,14 @@ function afterLoopTime(ms: number, verdict: () => void): () => void {
   };
 }
 
+/** How long after an error answered to a new connection's probe it is sent again (`probe`). */
+const PROBE_AGAIN_MS = 1000;
+
 export class GuardedRedis {
   readonly client: Redis;
   private readonly logger: RedisLogger | undefined;
   private readonly meanwhile: string;
+  private readonly uses: readonly RedisUse[];
   private readonly isReply: (error: unknown) => boolean;
   /** Longest wait for one command, or for a new connection's handshake, in milliseconds. */
   private readonly timeout: number;
@@ -210,6 +253,7 @@ export class GuardedRedis {
     const timeout = (this.timeout = options.commandTimeoutMs ?? 500);
     this.logger = options.logger;
     this.meanwhile = options.meanwhile;
+    this.uses = options.uses ?? [];
     const { Redis: Client, ReplyError } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
     this.isReply = (error) => error instanceof ReplyError;
     this.client = new Client(url, {
@@ -218,12 +262,15 @@ export class GuardedRedis {
       // stall and not as a connection merely closed, whose next handshake would be taken for
       // Redis being back; a connection and its handshake are timed from 'connecting' below.
       ...UNTIMED,
+      ...UNCHECKED,
       // A command is settled (rejected) when its connection closes, never carried over to the
       // next one: ioredis otherwise drops the commands still unanswered at a close without
       // settling them (with `autoResendUnfulfilledCommands` off), and its auto-pipeline, which
       // writes a batch only once the previous one is settled, would hold every later command.
       maxRetriesPerRequest: 0,
-      retryStrategy: (times) => Math.min(times * 100, 2000),
+      // While Redis refuses what REDIS_URL names, every 2 s: each new connection is refused alike
+      // until an operator changes Redis (a refused permission drops its connection, `failed`).
+      retryStrategy: (times) => (this.refusalTold === undefined ? Math.min(times * 100, 2000) : 2000),
       // A command that timed out was answered from the fallback; sent again it would count twice.
       autoResendUnfulfilledCommands: false,
       // Commands issued in the same tick (concurrent requests) leave in one write (issue 8).
@@ -242,11 +289,10 @@ export class GuardedRedis {
       // on database 0: another deployment's counters, or whatever else is kept there. This
       // connection is dropped before it is ready, and each new one (every 2 s at most) asks again.
       this.refusal(error, `REDIS_URL names database ${this.client.options.db}, which this Redis does not have`, 'it does');
-      this.dropped = true;
-      this.client.disconnect(true);
+      this.drop();
     });
     // A connection not made within 1 s (the commands' timeout, if longer) is tried again; then its
-    // handshake (AUTH, SELECT, CLIENT SETINFO, INFO) has the commands' timeout: a Redis that
+    // handshake (HELLO or AUTH, SELECT, CLIENT SETINFO) has the commands' timeout: a Redis that
     // accepts the connection and does not answer it is tried again, as a stalled command is.
     this.client.on('connecting', () => this.timeConnection(Math.max(timeout, 1000), 'connecting', 'connection not made'));
     this.client.on('connect', () => this.timeConnection(timeout, 'connect', 'handshake unanswered'));
@@ -254,27 +300,16 @@ export class GuardedRedis {
     // answers the handshake with an error and closes, and a request waiting for that connection
     // is answered from its fallback now, not at its timeout.
     this.client.on('close', () => {
-      this.connecting?.();
-      this.connecting = undefined;
+      this.stopTimingConnection();
       this.closes++;
       this.outage(new Error('connection closed'));
       this.tellWaiting(false);
     });
     this.client.on('ready', () => {
-      this.connecting?.();
-      this.connecting = undefined;
-      if (this.dropped) {
-        // After a stall the handshake proves nothing: a Redis pausing its writes (CLIENT PAUSE
-        // WRITE, as a failover does) answers INFO and not a script. A script that writes nothing
-        // is sent at once, alone: its answer ends the outage (`send`), and until then requests
-        // keep to their fallback without asking, or each would wait for the timeout on a Redis
-        // that still pauses (its failure drops this connection too, and the next is probed).
+      this.stopTimingConnection();
+      if (this.dropped || this.degraded) {
         this.dropped = false;
-        this.probing = true;
-        void this.send(() => this.client.eval('return 1', 0)).finally(() => {
-          this.probing = false;
-        });
-        return;
+        return this.probe();
       }
       this.recovered();
     });
@@ -293,6 +328,39 @@ export class GuardedRedis {
       this.outage(new Error(failure));
       this.client.disconnect(true);
     });
+  }
+
+  /**
+   * After an outage the handshake proves nothing: a Redis pausing its writes (CLIENT PAUSE WRITE,
+   * as a failover does) answers it and not a script, one still LOADING its dataset refuses every
+   * other command, and an ACL user may still lack a permission. So a script is sent at once,
+   * alone, then what the users send (`uses`): its answer ends the outage (`send`), and until then
+   * requests keep to their fallback without asking, or each would wait for the timeout on a Redis
+   * that still pauses (its failure drops this connection too, and the next is probed). An error
+   * answered (LOADING) keeps the connection, probed again a second later, as ioredis's ready
+   * check would ask again.
+   */
+  private probe(): void {
+    this.probing = true;
+    const connection = this.closes;
+    const current = () => connection === this.closes && !this.closed && !this.dropped && this.degraded;
+    void this.send(async () => {
+      await this.client.eval('return 1', 0);
+      for (const use of this.uses) await use(this.client);
+    }).then((answer) => {
+      if (answer !== undefined || !current()) {
+        this.probing = false;
+        return;
+      }
+      // Skipped still meanwhile; once this connection is gone, the next one's 'ready' probes it.
+      setTimeout(() => current() && this.probe(), PROBE_AGAIN_MS).unref();
+    });
+  }
+
+  /** Cancels the timeout of the connection under way (`timeConnection`), if any. */
+  private stopTimingConnection(): void {
+    this.connecting?.();
+    this.connecting = undefined;
   }
 
   /** False while Redis is known to be down: use the fallback without trying. */
@@ -381,9 +449,23 @@ export class GuardedRedis {
   private failed(error: unknown, connection: number): void {
     // Sent on a connection closed since: its closing was the news, and a new one may be fine.
     if (connection !== this.closes || this.closed) return;
+    const permission = refusedPermission(error);
+    if (permission !== undefined) {
+      // REDIS_URL's user lost a permission since the start (its ACL changed): no outage, and told
+      // once as what it is. Redis is skipped as in an outage, every user on its fallback, and the
+      // connection dropped: each new one (every 2 s) runs what the users send before Redis is
+      // used again, so no request pays a round trip to be refused meanwhile.
+      this.refusal(error, `Redis refuses REDIS_URL's user ${permission}`, 'it allows it');
+      return this.drop();
+    }
     this.outage(error);
     if (this.isReply(error) || this.dropped || this.client.status !== 'ready') return;
     // Unanswered while the connection looks ready: a stall. Drop it; ioredis connects again.
+    this.drop();
+  }
+
+  /** Skips Redis until a new connection's script is answered (the 'ready' listener), and makes one. */
+  private drop(): void {
     this.dropped = true;
     this.client.disconnect(true);
   }
@@ -425,8 +507,7 @@ export class GuardedRedis {
 
   close(): void {
     this.closed = true;
-    this.connecting?.();
-    this.connecting = undefined;
+    this.stopTimingConnection();
     this.client.disconnect();
   }
 }

@@ -12,7 +12,7 @@
  * the database, accepts them again either. Only during the outage itself can another instance
  * still accept a proof this one took from the database.
  */
-import { type GuardedRedis, type RedisConnection, connectionOf } from '../redis/connect.js';
+import { type GuardedRedis, type RedisConnection, type RedisUse, connectionOf } from '../redis/connect.js';
 import type { DpopReplayStore } from '../core/oauth/ports.js';
 import type { Instant } from '../core/time.js';
 
@@ -20,6 +20,9 @@ import type { Instant } from '../core/time.js';
 const UNPUBLISHED_MAX = 100_000;
 /** Proofs told to Redis per write when it is back. */
 const PUBLISH_BATCH = 500;
+
+/** What the cache sends Redis (`RedisUse`): its claim, on a key of its names that expires within a second. */
+export const replayUse: RedisUse = (client) => client.set('svc:dpop:start-check', '1', 'PX', 1000, 'NX');
 
 /** The cache's connection (`RedisConnection`); either way claims go to `fallback` while Redis is away. */
 export type RedisReplayStoreOptions = {
@@ -52,7 +55,7 @@ export class RedisReplayStore implements DpopReplayStore {
   constructor(options: RedisReplayStoreOptions) {
     this.fallback = options.fallback;
     this.keyPrefix = options.keyPrefix ?? 'svc:dpop:';
-    ({ redis: this.redis, owned: this.ownsConnection } = connectionOf(options, 'DPoP proofs are recorded in the database'));
+    ({ redis: this.redis, owned: this.ownsConnection } = connectionOf(options, 'DPoP proofs are recorded in the database', replayUse));
     this.stopListening = this.redis.onRecovered(() => void this.publish());
   }
 

@@ -4,9 +4,11 @@
  * never exchanged for database 0; a Redis down at start is logged once.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
-import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
+import { REDIS_USES } from '../../src/deps.js';
+import { RedisRateLimiter, rateLimiterUse } from '../../src/ratelimit/redis.js';
 import { checkRedisDatabase, GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
 import { temporarySqlitePath } from '../support/databases.js';
 import { compiled, run, SERVICE_ENTRY } from '../support/processes.js';
@@ -14,6 +16,11 @@ import { holdEventLoop, redisUrl, scratchRedis, skipWithoutRedis, skipWithoutRed
 import { freePort } from '../support/instances.js';
 
 const T0 = Date.UTC(2026, 10, 23, 8, 0, 0);
+
+async function eventually(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(condition(), what);
+}
 
 /** TEST_REDIS_URL with database `db` (Redis has 16 by default: 0 to 15). */
 function withDatabase(db: number): string {
@@ -93,6 +100,57 @@ test('a REDIS_URL user the Redis does not let run the service\'s commands stops 
   }
 });
 
+test('a REDIS_URL user the Redis does not let run EVALSHA, or a command the service\'s scripts run, stops the start with one line naming the setting, exit 2', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  const redis = await scratchRedis('--requirepass', 'right-password');
+  try {
+    // Each may run a script once (EVAL, the first on a connection) and not what follows at run time.
+    for (const [name, refused, reason] of [['no-evalsha', '-evalsha', /^NOPERM [^\n]*'evalsha'/], ['no-incr', '-incr', /^ERR The user executing the script can't run this command/]] as const) {
+      assert.equal(redis.command('right-password', 'ACL', 'SETUSER', name, 'on', `>${name}-password`, '~*', '+@all', refused), 'OK');
+      const { code, output } = await startedOn(`redis://${name}:${name}-password@127.0.0.1:${redis.port}`);
+      assert.equal(code, 2, output);
+      const [, told] = /^invalid setting REDIS_URL: this Redis's user may not run the service's commands \(([^\n]*)\); it needs EVAL[^\n]*\n$/.exec(output) ?? [];
+      assert.match(told ?? output, reason, name);
+    }
+  } finally {
+    await redis.stop();
+  }
+});
+
+test('a Redis whose INFO the ACL user may not run, as managed Redis often has it, starts the service on Redis with nothing written', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  const redis = await scratchRedis('--requirepass', 'right-password');
+  try {
+    assert.equal(redis.command('right-password', 'ACL', 'SETUSER', 'no-info', 'on', '>no-info-password', '~*', '+@all', '-info'), 'OK');
+    const { code, output } = await startedOn(`redis://no-info:no-info-password@127.0.0.1:${redis.port}`);
+    assert.equal(code, 'listening', output);
+    // Neither ioredis's warning that it skips its ready check nor an outage.
+    assert.doesNotMatch(output, /INFO|ready check|Redis/, output);
+  } finally {
+    await redis.stop();
+  }
+});
+
+test('a Redis with INFO renamed away, as managed Redis often has it, is used: counters are shared in Redis, not kept in memory', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  const redis = await scratchRedis('--rename-command', 'INFO', '');
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const url = `redis://127.0.0.1:${redis.port}`;
+  const keyPrefix = uniqueKeyPrefix();
+  const limiter = new RedisRateLimiter({ url, keyPrefix, logger });
+  const other = new RedisRateLimiter({ url, keyPrefix, logger });
+  try {
+    assert.match(redis.command('', 'INFO'), /unknown command/);
+    assert.deepEqual(await checkRedisDatabase(url, REDIS_USES), { outcome: 'ok' });
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+    assert.equal((await other.hit('k', 100, 60, T0)).remaining, 98, 'another instance counts on in Redis');
+    assert.equal(limiter.state(), 'redis');
+    assert.deepEqual(lines, []);
+  } finally {
+    await limiter.close();
+    await other.close();
+    await redis.stop();
+  }
+});
+
 test('a Redis that refuses REDIS_URL\'s password once running (restarted with another) is logged once with why, not at each retry, and its users keep to their fallback', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
   const redis = await scratchRedis('--requirepass', 'first-password');
   const lines: string[] = [];
@@ -119,6 +177,48 @@ test('a Redis that refuses REDIS_URL\'s password once running (restarted with an
   }
 });
 
+test('a permission REDIS_URL\'s user loses once running (its ACL changed) is logged once as refused, naming the command, not as an outage; Redis is skipped until it is given back', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
+  const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  // A database of this test's own, and an ACL user made for it.
+  const admin = new Redis(withDatabase(12));
+  const user = `svc-test-${randomBytes(4).toString('hex')}`;
+  assert.equal(await admin.call('ACL', 'SETUSER', user, 'on', `>${user}-password`, '~*', '+@all'), 'OK');
+  const url = new URL(withDatabase(12));
+  url.username = user;
+  url.password = `${user}-password`;
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const redis = new GuardedRedis(url.href, { logger, meanwhile: 'rate limits count in memory per instance', uses: [rateLimiterUse] });
+  const keyPrefix = uniqueKeyPrefix();
+  const limiter = new RedisRateLimiter({ redis, keyPrefix });
+  let connections = 0;
+  redis.client.on('ready', () => connections++);
+  try {
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'EVAL, the script\'s first run on the connection');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98, 'EVALSHA from then on');
+    assert.equal(await admin.call('ACL', 'SETUSER', user, '-evalsha'), 'OK');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'refused, counted in memory');
+    const refused = ['warn: Redis refuses REDIS_URL\'s user the command EVALSHA; rate limits count in memory per instance until it allows it'];
+    assert.deepEqual(lines, refused);
+    const refusedAt = connections;
+    await eventually(() => connections >= refusedAt + 2, 'new connections are tried, each refused');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98, 'still counted in memory');
+    assert.equal(limiter.state(), 'degraded');
+    assert.deepEqual(lines, refused, 'told once');
+
+    assert.equal(await admin.call('ACL', 'SETUSER', user, '+evalsha'), 'OK');
+    await eventually(() => limiter.state() === 'redis', 'back on Redis once the permission is given back');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 97, 'counted in Redis again, after the two hits it counted');
+    assert.deepEqual(lines.slice(1), ['info: Redis is reachable again']);
+  } finally {
+    await limiter.close();
+    redis.close();
+    await admin.call('ACL', 'DELUSER', user);
+    await admin.del(`${keyPrefix}k:${Math.floor(T0 / 60_000) * 60}`);
+    admin.disconnect();
+  }
+});
+
 test('a Redis down at start is logged as unreachable once, and the start goes on', { timeout: 60_000 }, async () => {
   compiled();
   const server = run(process.execPath, [SERVICE_ENTRY], {
@@ -137,7 +237,7 @@ test('a Redis down at start is logged as unreachable once, and the start goes on
 
 test('a Redis that answers the start\'s check while the event loop is held past the check\'s timeout is reachable, not unreachable', { skip: skipWithoutRedis }, async () => {
   const timeout = 200;
-  const checked = checkRedisDatabase(redisUrl!, timeout);
+  const checked = checkRedisDatabase(redisUrl!, REDIS_USES, timeout);
   // Held once the connection is under way (ioredis makes its socket on the next tick), while Redis answers.
   setImmediate(() => holdEventLoop(3 * timeout));
   assert.deepEqual(await checked, { outcome: 'ok' });

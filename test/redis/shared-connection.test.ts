@@ -6,8 +6,9 @@
  * together.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { type Server, type Socket, createServer } from 'node:net';
+import { type Server, type Socket, connect, createServer } from 'node:net';
 import { test } from 'node:test';
 import type { DpopReplayStore } from '../../src/core/oauth/ports.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
@@ -217,7 +218,8 @@ test('while Redis is stalled with the connection open, requests answer from the 
 /**
  * A Redis that answers a connection's handshake (HELLO refused, CLIENT, INFO) but no other command
  * until `answer()`: what a Redis pausing writes (CLIENT PAUSE WRITE, as in a failover) looks like
- * to a client whose ready check is a read.
+ * to a client whose ready check is a read. Or, restarted (`restart`), one that answers every other
+ * command LOADING, as Redis does while it loads its dataset, until `loaded()`.
  */
 class HandshakeOnlyRedis {
   private readonly server: Server = createServer((socket) => this.serve(socket));
@@ -228,6 +230,9 @@ class HandshakeOnlyRedis {
   /** The names of those commands, per connection. */
   readonly names: string[][] = [];
   private answering = false;
+  private loading = false;
+  /** Commands answered LOADING so far. */
+  loadingAnswers = 0;
   private readonly held = new Map<Socket, number>();
 
   async open(): Promise<void> {
@@ -249,8 +254,11 @@ class HandshakeOnlyRedis {
         const name = parsed.args[0]!.toUpperCase();
         if (name === 'HELLO') socket.write('-NOPROTO this server speaks RESP2 only\r\n');
         else if (name === 'CLIENT') socket.write('+OK\r\n');
-        else if (name === 'INFO') socket.write(bulk('# Server\r\nloading:0\r\n'));
-        else {
+        else if (name === 'INFO') socket.write(bulk(`# Server\r\nloading:${this.loading ? 1 : 0}\r\n`));
+        else if (this.loading) {
+          this.loadingAnswers += 1;
+          socket.write('-LOADING Redis is loading the dataset in memory\r\n');
+        } else {
           this.commands[connection]! += 1;
           this.names[connection]!.push(name);
           if (this.answering) socket.write('+PONG\r\n');
@@ -265,6 +273,16 @@ class HandshakeOnlyRedis {
     this.answering = true;
     for (const [socket, count] of this.held) socket.write('+PONG\r\n'.repeat(count));
     this.held.clear();
+  }
+
+  /** Closes every connection, as a restart does, and loads its dataset until `loaded()`. */
+  restart(): void {
+    this.loading = true;
+    for (const socket of this.sockets) socket.destroy();
+  }
+
+  loaded(): void {
+    this.loading = false;
   }
 
   async close(): Promise<void> {
@@ -344,6 +362,34 @@ test('after a stall, requests keep to their fallback without asking a new connec
     server.answer();
     await eventually(() => !redis.isDegraded, 'the script answered ends the outage');
     assert.equal(await ping(), 'PONG', 'and requests ask Redis again');
+    assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back', 'info: Redis is reachable again']);
+  } finally {
+    redis.close();
+    await server.close();
+  }
+});
+
+test('a Redis restarted and still loading its dataset is not taken for Redis being back: requests keep to their fallback, and /readyz says degraded, until it answers', { skip: skipWithoutRedis }, async () => {
+  const server = new HandshakeOnlyRedis();
+  await server.open();
+  server.answer();
+  const { redis, lines } = loggedRedis(`redis://127.0.0.1:${server.port}`, 100);
+  const ping = () => redis.ask(() => redis.client.ping());
+  try {
+    assert.equal(await ping(), 'PONG');
+    server.restart();
+    await eventually(() => redis.isDegraded, 'the restart is noticed');
+    // New connections are made, their handshake answered, while Redis loads.
+    for (let i = 0; i < 100 && server.loadingAnswers < 3; i++) {
+      assert.equal(await ping(), undefined, 'answered from the fallback');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(redis.isDegraded, true);
+    assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back'], 'not back while it loads');
+
+    server.loaded();
+    await eventually(() => !redis.isDegraded, 'back once loaded');
+    assert.equal(await ping(), 'PONG');
     assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back', 'info: Redis is reachable again']);
   } finally {
     redis.close();
@@ -555,5 +601,61 @@ test('a command that waited for its connection has the whole command timeout for
   } finally {
     redis.close();
     await relay.cut();
+  }
+});
+
+/**
+ * A port whose connections are never made: a process listens on it with the shortest accept
+ * queue (backlog 1, which Linux takes as two connections; Node takes 0 for its default, 511) and
+ * never accepts, its event loop held; once two connections fill that queue the kernel drops the
+ * SYNs of the next ones, which stay pending, as behind a firewall that drops packets.
+ */
+async function unacceptedPort(): Promise<{ port: number; close: () => Promise<void> }> {
+  const listener = spawn(process.execPath, ['-e', `
+    require('node:net').createServer().listen({ host: '127.0.0.1', port: 0, backlog: 1 }, function () {
+      process.stdout.write(this.address().port + '\\n', () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0));
+    });`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = once(listener, 'exit');
+  const [line] = (await once(listener.stdout!, 'data')) as [Buffer];
+  const port = Number(line.toString().trim());
+  const fillers = [connect(port, '127.0.0.1'), connect(port, '127.0.0.1')];
+  for (const filler of fillers) {
+    filler.on('error', () => {});
+    await once(filler, 'connect');
+  }
+  return {
+    port,
+    close: async () => {
+      for (const filler of fillers) filler.destroy();
+      listener.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+test('a connection that is never made is given up after the connect timeout, logged once as not made, and tried again; commands meanwhile answer from the fallback', async () => {
+  const unaccepted = await unacceptedPort();
+  const reasons: string[] = [];
+  const lines: string[] = [];
+  const logger: RedisLogger = {
+    warn: (details, message) => {
+      lines.push(`warn: ${message}`);
+      reasons.push((details as { reason: string }).reason);
+    },
+    info: (_d, message) => lines.push(`info: ${message}`),
+  };
+  const redis = new GuardedRedis(`redis://127.0.0.1:${unaccepted.port}`, { logger, meanwhile: 'both fall back', commandTimeoutMs: 100 });
+  let attempts = 0;
+  redis.client.on('connecting', () => attempts++);
+  try {
+    assert.equal(await redis.ask(() => redis.client.incr('never-sent')), undefined, 'answered from the fallback');
+    assert.equal(redis.client.status, 'connecting', 'the connection is still not made');
+    await eventually(() => attempts >= 3, 'the connection is given up and tried again');
+    assert.equal(redis.isDegraded, true);
+    assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back'], 'logged once');
+    assert.deepEqual(reasons, ['connection not made']);
+  } finally {
+    redis.close();
+    await unaccepted.close();
   }
 });
