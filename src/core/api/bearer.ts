@@ -388,22 +388,32 @@ export function scopeRefusal(bearer: Bearer, scope: Scope | undefined): OAuthErr
   return scope === undefined || bearer.scopes.includes(scope) ? undefined : insufficientScope(scope, bearer.scheme, bearer.kind);
 }
 
+/** A token's key in `UsageRecorder`: an access token's id, a personal token's negated (a number hashes cheaper than a string key). */
+function usageKey(bearer: Bearer): number {
+  return bearer.kind === 'access' ? bearer.tokenId : -bearer.tokenId;
+}
+
 /**
  * Remembers when each token's last use was recorded, so `last used` is written at most once per
  * `intervalMs` per token and the hot path stays a read. Per process; each instance writes its own.
  */
 export class UsageRecorder {
-  /** By token: an access token's id, a personal token's negated (a number hashes cheaper than a string key). */
+  /** By token (`usageKey`). */
   private readonly recorded = new Map<number, Instant>();
 
   constructor(private readonly intervalMs = LAST_USED_RESOLUTION_MS, private readonly maxEntries = 100_000) {}
 
+  /** Whether a use of `bearer` at `now` is to be written: none was within `intervalMs` before it (a clock set back writes again). */
+  due(bearer: Bearer, now: Instant): boolean {
+    const last = this.recorded.get(usageKey(bearer));
+    return last === undefined || now - last >= this.intervalMs || now < last;
+  }
+
+  /** Writes a use of `bearer` at `now`, unless it is not `due`. */
   async record(stores: Stores, bearer: Bearer, now: Instant): Promise<void> {
-    const key = bearer.kind === 'access' ? bearer.tokenId : -bearer.tokenId;
-    const last = this.recorded.get(key);
-    if (last !== undefined && now - last < this.intervalMs && now >= last) return;
+    if (!this.due(bearer, now)) return;
     if (this.recorded.size >= this.maxEntries) this.recorded.clear();
-    this.recorded.set(key, now);
+    this.recorded.set(usageKey(bearer), now);
     if (bearer.kind === 'personal') await stores.personalTokens.touch(bearer.tokenId, now);
     else if (bearer.grantId !== null) await stores.grants.touch(bearer.grantId, now);
   }
