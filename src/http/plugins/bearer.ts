@@ -138,11 +138,11 @@ export interface BearerGate {
  * (RFC 6750 3.1). `'besideHeader'`: the routes take none (MCP), and a form is read only once the
  * header's token was admitted. Either way a form read beside an admitted token is refused when it
  * carries `access_token` too (RFC 6750 2: one method a request). Absent, no form body is read.
- * Where none is read without the header, one sent so to a
- * route that takes its method is refused unread, told that no form is read here (`formUnread`),
- * with the same challenge; one to a route that is no address (`GATED_NOT_FOUND`) gets that route's
- * 404 or 405. A GET's body is never read (RFC 9110 9.3.1: it cannot alter the request's meaning;
- * RFC 6750 2.2 excludes GET).
+ * Where none is read without the header, one sent so to a route that takes its method is refused
+ * unread, told that no form is read here (`formUnread`), with the same challenge; one to a route
+ * that is no address (`GATED_NOT_FOUND`) gets that route's 404 or 405. A GET's body is never read
+ * (RFC 9110 9.3.1: it cannot alter the request's meaning; RFC 6750 2.2 excludes GET). Every gate
+ * records its admitted tokens' uses (`onSend`, below).
  */
 export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet, options: { resourceMetadata?: string; resource: string | null; readsForm?: 'always' | 'besideHeader' }): BearerGate {
   const { deps } = app;
@@ -261,7 +261,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
       return refuse(bearer.scheme === 'DPoP' ? BEARER_REFUSALS.alsoInFormDpop : BEARER_REFUSALS.alsoInForm, request, reply);
     });
   }
-  // A token's "last used" is one rule wherever the gate runs (docs/api.md, "Last used"): a use is
+  // A token's "last used" is one rule wherever the gate runs (docs/api.md, "Last use"): a use is
   // an admitted request answered with success (2xx), which every answer that reads the member's
   // data is. A refusal or failure once admitted, the gate's or the route's (a scope, a token sent
   // two ways, a body refused or too large, a malformed message, 404, 405, 500), is none. Recorded
