@@ -8,6 +8,7 @@ import { setAccountStatus } from '../../src/core/accounts/accounts.js';
 import { deactivateClient, registerClient } from '../../src/core/oauth/clients.js';
 import { generateToken, hashSecret } from '../../src/core/credentials/formats.js';
 import { MCP_PATH } from '../../src/core/api/resource.js';
+import { BODY_LIMIT_BYTES } from '../../src/app.js';
 import { AccountUnusableError } from '../../src/core/errors.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import { type TestApp, startTestApp } from '../support/app.js';
@@ -350,11 +351,11 @@ forEachDatabase('resource API authentication', (database) => {
     assert.equal(await lastUsed(), t.clock.now());
   });
 
-  /** A new user's access token for `openid profile:read`, made 5 minutes ago, and its grant's last use. */
-  async function tokenMadeEarlier() {
+  /** A new user's access token for `scope`, made 5 minutes ago, and its grant's last use. */
+  async function tokenMadeEarlier(scope = 'openid profile:read') {
     const user = await newUser(t.deps);
     const created = t.clock.now();
-    const { token, grantId } = await newAccessToken(t.deps, user, 'openid profile:read');
+    const { token, grantId } = await newAccessToken(t.deps, user, scope);
     t.clock.advance(5 * MINUTE);
     return { token, created, header: ['Authorization', `Bearer ${token}`], lastUsed: async () => (await t.deps.stores.grants.findById(grantId))?.lastUsedAt };
   }
@@ -387,6 +388,59 @@ forEachDatabase('resource API authentication', (database) => {
     assert.equal(await lastUsed(), created, 'MCP\'s 403 for the tool: not recorded as a use');
     assert.equal((await mcpCall('get_profile')).status, 200);
     assert.equal(await lastUsed(), t.clock.now(), 'a tool the token has the scope of is a use, recorded');
+  });
+
+  test('a use of a token is an admitted request answered with success (2xx): every other answer once admitted, the route\'s refusals and the not-found answers, records none, at the API, MCP and UserInfo alike', async () => {
+    const { created, header, lastUsed } = await tokenMadeEarlier('openid profile:read posts:read');
+    const json = ['Content-Type', 'application/json'];
+    const accept = ['Accept', 'application/json, text/event-stream'];
+    const ping = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    const cases: Array<[number, string, string, string[], string?]> = [
+      [400, 'GET', '/api/open/v1/me/posts?page=x', []],
+      [404, 'GET', '/api/open/v1/nothing-here', []],
+      [405, 'POST', '/api/open/v1/me', json, '{}'],
+      [400, 'POST', MCP_PATH, [...json, ...accept], '{"not json'],
+      [400, 'POST', MCP_PATH, [...json, ...accept], '{"jsonrpc":"2.0"}'],
+      [400, 'POST', MCP_PATH, [...json, ...accept, 'MCP-Protocol-Version', '1999-01-01'], ping],
+      [406, 'POST', MCP_PATH, json, ping],
+      [415, 'POST', MCP_PATH, ['Content-Type', 'text/plain', ...accept], ping],
+      [415, 'POST', MCP_PATH, accept],
+      [405, 'GET', MCP_PATH, accept],
+      [400, 'POST', '/api/oauth/userinfo', json, '{}'],
+      [405, 'PUT', '/api/oauth/userinfo', []],
+    ];
+    for (const [status, method, path, fields, body] of cases) {
+      const asked = `${method} ${path} ${fields.join(' ')} ${body ?? ''}`;
+      assert.equal((await rawRequest(method, `${t.baseUrl}${path}`, [...header, ...fields], body)).status, status, asked);
+      assert.equal(await lastUsed(), created, `${asked}: not recorded as a use`);
+    }
+    const successes: Array<[string, string, string[], string?]> = [
+      ['GET', '/api/open/v1/me', []],
+      ['POST', MCP_PATH, [...json, ...accept], ping],
+      ['GET', '/api/oauth/userinfo', []],
+      ['POST', '/api/oauth/userinfo', []],
+    ];
+    for (const [method, path, fields, body] of successes) {
+      t.clock.advance(MINUTE);
+      assert.equal((await rawRequest(method, `${t.baseUrl}${path}`, [...header, ...fields], body)).status, 200, `${method} ${path}`);
+      assert.equal(await lastUsed(), t.clock.now(), `${method} ${path}: a success, recorded as a use`);
+    }
+  });
+
+  test('a body refused as too large (413) is no use of the token, a form and JSON alike', async () => {
+    const { created, header, lastUsed } = await tokenMadeEarlier();
+    const accept = ['Accept', 'application/json, text/event-stream'];
+    const large = 'a='.padEnd(BODY_LIMIT_BYTES + 1, 'x');
+    const cases: Array<[string, string[], string]> = [
+      [MCP_PATH, ['Content-Type', 'application/json', ...accept], JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { _meta: { pad: large } } })],
+      [MCP_PATH, ['Content-Type', 'application/x-www-form-urlencoded', ...accept], large],
+      ['/api/oauth/userinfo', ['Content-Type', 'application/x-www-form-urlencoded'], large],
+    ];
+    for (const [path, fields, body] of cases) {
+      const asked = `POST ${path} ${fields[1]}`;
+      assert.equal((await rawRequest('POST', `${t.baseUrl}${path}`, [...header, ...fields], body)).status, 413, asked);
+      assert.equal(await lastUsed(), created, `${asked}: not recorded as a use`);
+    }
   });
 
   test('an authorized app\'s last use is recorded on its grant', async () => {

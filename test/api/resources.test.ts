@@ -432,10 +432,34 @@ forEachDatabase('resource API answers', (database) => {
       assert.equal(error.error, 'invalid_request');
       assert.match(error.error_description!, /Authorization header and access_token in the form body/);
     }
-    // A form without access_token, or JSON naming it (no RFC 6750 method), is served as before.
-    for (const [contentType, body] of [['application/x-www-form-urlencoded', 'a=b'], ['application/json', '{"access_token":"svco_x"}']] as const) {
-      const answer = await fetch(userinfo, { method: 'POST', headers: { 'content-type': contentType, authorization: `Bearer ${token}` }, body });
-      assert.equal(answer.status, 200, body);
+    // A form without access_token is served as before.
+    const answer = await fetch(userinfo, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Bearer ${token}` }, body: 'a=b' });
+    assert.equal(answer.status, 200);
+  });
+
+  test('UserInfo refuses a POST whose body is neither a form nor absent: 400 invalid_request with the challenge, its body unread (OIDC Core 5.3.1, RFC 6750 2.2 and 3.1); a POST with no body is served', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newAccessToken(t.deps, user, 'openid profile:read');
+    const userinfo = `${t.baseUrl}/api/oauth/userinfo`;
+    for (const [contentType, body] of [['application/json', '{"access_token":"svco_x"}'], ['application/json', '{"not json'], ['text/plain', 'a=b'], ['application/xml', '<a/>'], ['multipart/form-data; boundary=x', '--x--']] as const) {
+      const asked = `${contentType} ${body}`;
+      const answer = await rawRequest('POST', userinfo, ['Authorization', `Bearer ${token}`, 'Content-Type', contentType], body);
+      assert.equal(answer.status, 400, asked);
+      assert.match(String(answer.headers['www-authenticate']), /^Bearer realm="api", error="invalid_request"/, asked);
+      assert.equal(answer.headers['cache-control'], 'no-store', asked);
+      assert.ok(answer.headers['x-ratelimit-remaining'], `${asked}: the valid token is counted, with its rate-limit fields`);
+      const error = JSON.parse(answer.body) as Record<string, string>;
+      assert.deepEqual(Object.keys(error).sort(), ['error', 'error_description'], asked);
+      assert.equal(error.error, 'invalid_request', asked);
+      assert.match(error.error_description!, /A POST to UserInfo carries no body or a form/, asked);
+    }
+    // Without a token, the gate's 401 comes first, whatever the body.
+    assert.equal((await rawRequest('POST', userinfo, ['Content-Type', 'application/json'], '{}')).status, 401);
+    // No Content-Type: no body, or one left unread, as node-oidc-provider reads it.
+    for (const body of [undefined, 'a=b']) {
+      const answer = await rawRequest('POST', userinfo, ['Authorization', `Bearer ${token}`], body);
+      assert.equal(answer.status, 200, `no Content-Type, ${body ?? 'no body'}`);
+      assert.equal((JSON.parse(answer.body) as { sub: string }).sub, String(user.id));
     }
   });
 

@@ -248,6 +248,25 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
     assert.equal((await fetch(url, { headers: { authorization: `Bearer ${tokens.access_token}` } })).status, 401);
   });
 
+  test('UserInfo refuses a DPoP POST whose body is neither a form nor absent: 400 invalid_request on the DPoP challenge (OIDC Core 5.3.1, RFC 6750 2.2 and 3.1)', async () => {
+    const { fields } = await freshCode(t, {}, { scope: 'openid profile:read' });
+    const key = await dpopKey();
+    const nonce = await nonceFromTokenEndpoint(key, fields);
+    const tokens = (await (await tokenRequest(t, fields, { dpop: await dpopProof(key, { htu: tokenUrl(), nowMs: t.clock.now(), nonce }) })).json()) as Tokens;
+    const url = `${t.baseUrl}/api/oauth/userinfo`;
+    const post = async (headers: Record<string, string>, body?: string) => fetch(url, {
+      method: 'POST', body,
+      headers: { ...headers, authorization: `DPoP ${tokens.access_token}`, dpop: await dpopProof(key, { htm: 'POST', htu: url, nowMs: t.clock.now(), accessToken: tokens.access_token, nonce }) },
+    });
+    const answer = await post({ 'content-type': 'application/json' }, '{}');
+    assert.equal(answer.status, 400, await answer.clone().text());
+    assert.equal(answer.headers.get('www-authenticate'), `DPoP realm="api", algs="${ALGS}", error="invalid_request", Bearer realm="api"`);
+    const error = (await answer.json()) as Record<string, string>;
+    assert.equal(error.error, 'invalid_request');
+    assert.match(error.error_description!, /A POST to UserInfo carries no body or a form .*Authorization: DPoP <token>/);
+    assert.equal((await post({})).status, 200, 'a POST with no body is served');
+  });
+
   test('a bound refresh token needs a proof of the same key; refusals leave it usable, and its successors stay bound', async () => {
     const c = await newClient(t, { type: 'public' });
     const key = await dpopKey();

@@ -135,10 +135,27 @@ export function resourceDpopError(error: DpopProofError): OAuthError {
   return new OAuthError(error.code, error.description, { status: 401, headers });
 }
 
+/** How a request sends its token in `scheme`, for a refusal that says so. */
+function headerOf(scheme: AuthScheme): string {
+  return scheme === 'Bearer' ? 'Authorization: Bearer <token>' : 'Authorization: DPoP <token> with its DPoP proof';
+}
+
 /** The 400 for a token in the header with `access_token` in `where` too (RFC 6750 2, 3.1). */
 function alsoSent(where: string, scheme: AuthScheme): OAuthError {
-  const header = scheme === 'Bearer' ? 'Authorization: Bearer <token>' : 'Authorization: DPoP <token> with its DPoP proof';
-  return new OAuthError('invalid_request', `The request carried both the Authorization header and access_token in ${where}: a request carries its access token one way only, so send it in the header alone, ${header}, and no access_token elsewhere.`, {
+  return new OAuthError('invalid_request', `The request carried both the Authorization header and access_token in ${where}: a request carries its access token one way only, so send it in the header alone, ${headerOf(scheme)}, and no access_token elsewhere.`, {
+    headers: { 'www-authenticate': challenge({ error: 'invalid_request' }, scheme) },
+  });
+}
+
+/**
+ * The 400 for a POST to UserInfo whose body is neither a form nor absent (RFC 6750 3.1
+ * `invalid_request`): OIDC Core 5.3.1 takes GET or POST, and a POST's body is form-encoded
+ * (RFC 6750 2.2), as node-oidc-provider reads it too. Refused rather than left unread, so a client
+ * that sends its parameters as JSON learns they are not read, and a body is never parsed for
+ * nothing. Given on the challenge of the scheme the request used.
+ */
+function bodyNotForm(scheme: AuthScheme): OAuthError {
+  return new OAuthError('invalid_request', `A POST to UserInfo carries no body or a form (Content-Type: application/x-www-form-urlencoded), and no other type: send the token in the header, ${headerOf(scheme)}, with GET or an empty POST.`, {
     headers: { 'www-authenticate': challenge({ error: 'invalid_request' }, scheme) },
   });
 }
@@ -188,6 +205,8 @@ export const BEARER_REFUSALS = {
   /** The same for `access_token` in a form body, where a form is read (UserInfo, OIDC Core 5.3.1). */
   alsoInForm: alsoSent('the form body', 'Bearer'),
   alsoInFormDpop: alsoSent('the form body', 'DPoP'),
+  bodyNotForm: bodyNotForm('Bearer'),
+  bodyNotFormDpop: bodyNotForm('DPoP'),
   notBearer: invalidToken('The Authorization header must be Bearer <token>, with the access token from the token response or a personal token (or DPoP <token> with a DPoP proof, for a token of token_type DPoP).'),
   /** RFC 9449 7.1: the DPoP scheme needs exactly one proof in the `DPoP` header. */
   dpopWithoutProof: new OAuthError('invalid_dpop_proof', 'Authorization: DPoP needs a DPoP header with a proof made for this request (htm, htu, and ath: the hash of the access token).', {
@@ -369,22 +388,32 @@ export function scopeRefusal(bearer: Bearer, scope: Scope | undefined): OAuthErr
   return scope === undefined || bearer.scopes.includes(scope) ? undefined : insufficientScope(scope, bearer.scheme, bearer.kind);
 }
 
+/** A token's key in `UsageRecorder`: an access token's id, a personal token's negated (a number hashes cheaper than a string key). */
+function usageKey(bearer: Bearer): number {
+  return bearer.kind === 'access' ? bearer.tokenId : -bearer.tokenId;
+}
+
 /**
  * Remembers when each token's last use was recorded, so `last used` is written at most once per
  * `intervalMs` per token and the hot path stays a read. Per process; each instance writes its own.
  */
 export class UsageRecorder {
-  /** By token: an access token's id, a personal token's negated (a number hashes cheaper than a string key). */
+  /** By token (`usageKey`). */
   private readonly recorded = new Map<number, Instant>();
 
   constructor(private readonly intervalMs = LAST_USED_RESOLUTION_MS, private readonly maxEntries = 100_000) {}
 
+  /** Whether a use of `bearer` at `now` is to be written: none was within `intervalMs` before it (a clock set back writes again). */
+  due(bearer: Bearer, now: Instant): boolean {
+    const last = this.recorded.get(usageKey(bearer));
+    return last === undefined || now - last >= this.intervalMs || now < last;
+  }
+
+  /** Writes a use of `bearer` at `now`, unless it is not `due`. */
   async record(stores: Stores, bearer: Bearer, now: Instant): Promise<void> {
-    const key = bearer.kind === 'access' ? bearer.tokenId : -bearer.tokenId;
-    const last = this.recorded.get(key);
-    if (last !== undefined && now - last < this.intervalMs && now >= last) return;
+    if (!this.due(bearer, now)) return;
     if (this.recorded.size >= this.maxEntries) this.recorded.clear();
-    this.recorded.set(key, now);
+    this.recorded.set(usageKey(bearer), now);
     if (bearer.kind === 'personal') await stores.personalTokens.touch(bearer.tokenId, now);
     else if (bearer.grantId !== null) await stores.grants.touch(bearer.grantId, now);
   }

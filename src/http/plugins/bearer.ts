@@ -122,8 +122,7 @@ export interface BearerGate {
   /**
    * The 403 `insufficient_scope` answer (RFC 6750 3.1), sent with the gate's challenge, when the
    * request's token lacks `scope`; `undefined` when it holds it. For a need the body tells (an MCP
-   * tool), which the gate cannot know before the body is read; a request it refuses is no use of
-   * the token, as one the gate refuses for its scope (`scopeByRoute`).
+   * tool), which the gate cannot know before the body is read.
    */
   requireScope(request: FastifyRequest, reply: FastifyReply, scope: Scope): Promise<FastifyReply> | undefined;
 }
@@ -138,19 +137,15 @@ export interface BearerGate {
  * token in it is not accepted when it carries `access_token`, else that the request has no token
  * (RFC 6750 3.1). `'besideHeader'`: the routes take none (MCP), and a form is read only once the
  * header's token was admitted. Either way a form read beside an admitted token is refused when it
- * carries `access_token` too (RFC 6750 2: one method a request), before the token's use is
- * recorded. Absent, no form body is read. `scopeByRoute`: a route needs a scope its request's
- * body names (an MCP tool), asked of `requireScope`; a request it refuses is no use of the token. Where none is read without the header, one sent so to a
- * route that takes its method is refused unread, told that no form is read here (`formUnread`),
- * with the same challenge; one to a route that is no address (`GATED_NOT_FOUND`) gets that route's
- * 404 or 405. A GET's body is never read (RFC 9110 9.3.1: it cannot alter the request's meaning;
- * RFC 6750 2.2 excludes GET).
+ * carries `access_token` too (RFC 6750 2: one method a request). Absent, no form body is read.
+ * Where none is read without the header, one sent so to a route that takes its method is refused
+ * unread, told that no form is read here (`formUnread`), with the same challenge; one to a route
+ * that is no address (`GATED_NOT_FOUND`) gets that route's 404 or 405. A GET's body is never read
+ * (RFC 9110 9.3.1: it cannot alter the request's meaning; RFC 6750 2.2 excludes GET). Every gate
+ * records its admitted tokens' uses (`onSend`, below).
  */
-export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet, options: { resourceMetadata?: string; resource: string | null; readsForm?: 'always' | 'besideHeader'; scopeByRoute?: boolean }): BearerGate {
+export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet, options: { resourceMetadata?: string; resource: string | null; readsForm?: 'always' | 'besideHeader' }): BearerGate {
   const { deps } = app;
-  const { scopeByRoute = false } = options;
-  /** Requests admitted, then refused by the gate once their form or message was read: no use of their token. */
-  const refusedOnceAdmitted = new WeakSet<FastifyRequest>();
   const extended = new WeakMap<OAuthError, OAuthError>();
   const { resourceMetadata, resource } = options;
   const refuse = (refusal: OAuthError, request: FastifyRequest, reply: FastifyReply) =>
@@ -162,13 +157,6 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
   const answerHeaders = { ...securityHeaders, 'cache-control': 'no-store', vary: 'Authorization', ...CORS_HEADERS };
   const addressLimited = rateLimited('Too many unknown, expired or revoked tokens from this address; wait a minute.');
   const tokenLimited = rateLimited(`This token made more than ${deps.settings.rateLimitPerMinute} requests this minute; retry after the window resets.`);
-  /**
-   * Whether the request's form body is read and judged after `onRequest` (`readsForm`, the
-   * `preValidation` hook below; a route that is no address reads none): then the use of its token
-   * is recorded only once the form passed.
-   */
-  const formJudgedOnceRead = (request: FastifyRequest) => options.readsForm !== undefined && request.method === 'POST'
-    && isForm(request.headers['content-type']) && !request.routeOptions.config.bearerOptional;
   const recordUse = async (request: FastifyRequest, bearer: Bearer, now: Instant) => {
     try {
       await usage.record(deps.stores, bearer, now);
@@ -222,9 +210,6 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     const refusal = audienceRefusal(bearer, resource) ?? scopeRefusal(bearer, scope === '' ? undefined : scope);
     if (refusal) return refuse(refusal, request, reply);
     request.bearer = bearer;
-    // A refused request is no use of its token: one whose form or scope is still to be judged is
-    // recorded once it passed (below).
-    if (!scopeByRoute && !formJudgedOnceRead(request)) await recordUse(request, bearer, now);
     return undefined;
   };
 
@@ -265,37 +250,35 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
   // token there is not accepted; one without, that the request has no token (RFC 6750 3.1). A form
   // sent with the header, read once its token was accepted: `access_token` in it too is 400
   // `invalid_request` (RFC 6750 2 and 3.1), counted as the query's is in `admit`, for the same
-  // reasons, and no use of the token; a form without it is, recorded now.
+  // reasons. Only a form is judged so (MCP's JSON message is read as a string, by its route).
   if (options.readsForm !== undefined) {
     app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
       const { bearerScope: scope, bearerOptional } = request.routeOptions.config;
       if (scope === undefined || bearerOptional) return undefined;
       const { bearer } = request;
       if (bearer === undefined) return admit(request, reply, scope, carriesToken(request.body) ? 'token' : undefined);
-      if (!formJudgedOnceRead(request)) return undefined;
-      if (carriesToken(request.body)) {
-        refusedOnceAdmitted.add(request);
-        return refuse(bearer.scheme === 'DPoP' ? BEARER_REFUSALS.alsoInFormDpop : BEARER_REFUSALS.alsoInForm, request, reply);
-      }
-      return scopeByRoute ? undefined : recordUse(request, bearer, deps.clock.now());
+      if (request.method !== 'POST' || !isForm(request.headers['content-type']) || !carriesToken(request.body)) return undefined;
+      return refuse(bearer.scheme === 'DPoP' ? BEARER_REFUSALS.alsoInFormDpop : BEARER_REFUSALS.alsoInForm, request, reply);
     });
   }
-  // `scopeByRoute`: the route asks `requireScope` once it has read what the request needs, so the
-  // token's use is recorded as the answer goes, unless the gate refused it meanwhile. Only in the
-  // contexts that ask for it: the API's and UserInfo's answers pay for no hook.
-  if (scopeByRoute) {
-    app.addHook('onSend', async (request: FastifyRequest) => {
-      const { bearer } = request;
-      if (bearer !== undefined && !refusedOnceAdmitted.has(request)) await recordUse(request, bearer, deps.clock.now());
-    });
-  }
+  // A token's "last used" is one rule wherever the gate runs (docs/api.md, "Last use"): a use is
+  // an admitted request answered with success (2xx), which every answer that reads the member's
+  // data is. A refusal or failure once admitted, the gate's or the route's (a scope, a token sent
+  // two ways, a body refused or too large, a malformed message, 404, 405, 500), is none. Recorded
+  // as the answer goes, once its status is known; callback-style, so an answer that records nothing
+  // (a refusal, or a token recorded within the minute: `UsageRecorder.due`) makes no promise.
+  app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, _payload: unknown, done: (error?: Error | null) => void) => {
+    const { bearer } = request;
+    if (bearer === undefined || reply.statusCode >= 300) return done();
+    const now = deps.clock.now();
+    if (!usage.due(bearer, now)) return done();
+    recordUse(request, bearer, now).then(() => done(), done);
+  });
 
   return {
     requireScope(request, reply, scope) {
       const refusal = scopeRefusal(requestBearer(request), scope);
-      if (refusal === undefined) return undefined;
-      refusedOnceAdmitted.add(request);
-      return refuse(refusal, request, reply);
+      return refusal === undefined ? undefined : refuse(refusal, request, reply);
     },
   };
 }

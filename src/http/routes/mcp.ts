@@ -105,7 +105,7 @@ interface CallContext {
 export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders: HeaderSet }): Promise<void> {
   const { baseUrl } = app.deps.settings;
   // RFC 9728 5.1 and MCP 2025-06-18 "Authorization": every challenge names this resource's metadata.
-  const gate = registerBearerGate(app, options.securityHeaders, { resourceMetadata: resourceMetadataUrl(baseUrl, MCP_PATH), resource: mcpResource(baseUrl), readsForm: 'besideHeader', scopeByRoute: true });
+  const gate = registerBearerGate(app, options.securityHeaders, { resourceMetadata: resourceMetadataUrl(baseUrl, MCP_PATH), resource: mcpResource(baseUrl), readsForm: 'besideHeader' });
   const urls = siteUrls(baseUrl);
   // The body is read as text and parsed by the route alone: it reads the message to know which
   // tool it calls (and so which scope it needs), and JSON that does not parse is JSON-RPC's -32700.

@@ -4,6 +4,7 @@
  * Errors are RFC 6750's, with `WWW-Authenticate` (OIDC Core 5.3.3).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { BEARER_REFUSALS } from '../../core/api/bearer.js';
 import { userInfoClaims } from '../../core/oidc/claims.js';
 import { siteUrls } from '../../core/urls.js';
 import { registerBearerGate, registerGatedNotFound, requestBearer } from '../plugins/bearer.js';
@@ -31,6 +32,14 @@ export async function userInfoRoutes(app: FastifyInstance, options: { securityHe
   // UserInfo is no RFC 8707 resource: a token issued for the resource API alone is refused here.
   // Its form body is read (app.ts), so a form without a token is told it has none.
   registerBearerGate(app, options.securityHeaders, { resource: null, readsForm: 'always' });
+  // OIDC Core 5.3.1 and RFC 6750 2.2: a POST's body is a form, or none (no Content-Type); any other
+  // is 400 `invalid_request` before it is read (`bodyNotForm`), as node-oidc-provider answers. Only
+  // an admitted token's request gets here: the gate refused any other with its 401 first.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('*', (request, _payload, done) => {
+    if (!request.headers['content-type']) return done(null, undefined);
+    done(request.bearer?.scheme === 'DPoP' ? BEARER_REFUSALS.bodyNotFormDpop : BEARER_REFUSALS.bodyNotForm);
+  });
   const site = { urls: siteUrls(app.deps.settings.baseUrl), timeZone: app.deps.settings.siteTimeZone };
   const handler = async (request: FastifyRequest) => {
     const bearer = requestBearer(request);
