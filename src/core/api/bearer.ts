@@ -207,7 +207,7 @@ export const BEARER_REFUSALS = {
   revoked: invalidToken('The token was revoked (the user withdrew access, the app was deactivated, or the token was revoked): authorize again.'),
   expired: invalidToken('The token has expired: get a new access token with your refresh token (grant_type=refresh_token).'),
   // Seed section 3 rule 4: a token of an account whose status is unusable is answered with 401.
-  unusableAccount: invalidToken('The account this token belongs to cannot be used.'),
+  unusableAccount: invalidToken('The account this token belongs to is not active (suspended, banned or deleted): none of its tokens work, and authorizing again or making a new token will not either while it is not.'),
 } as const;
 
 /** The refusals made before any lookup: no credentials, not a bearer header, a token of the wrong shape or checksum. */
@@ -325,9 +325,11 @@ async function lookup(deps: BearerDeps, scheme: AuthScheme, token: string, proof
     : await deps.stores.personalTokens.findBearer(hash);
   if (!record) return BEARER_REFUSALS.unknown;
   const now: Instant = deps.clock.now();
+  // The account's status first: leaving `active` revoked the token too, and "authorize again",
+  // what a revoked token is told, is no help to an account that cannot.
+  if (record.user.status !== 'active') return BEARER_REFUSALS.unusableAccount;
   if (record.revokedAt !== null) return BEARER_REFUSALS.revoked;
   if (hasExpired(record.expiresAt, now)) return BEARER_REFUSALS.expired;
-  if (record.user.status !== 'active') return BEARER_REFUSALS.unusableAccount;
   return { kind, record };
 }
 
