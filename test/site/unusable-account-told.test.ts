@@ -3,6 +3,7 @@
  * so, once they have shown they hold it: at sign-in after the right password, never after a wrong
  * one (no account-status oracle without the password), and at the API by a token of theirs, whose
  * 401 says the account is not active rather than to authorize again (RFC 6750 3.1 `invalid_token`).
+ * A revoked personal token, which no authorization makes, is likewise told to make a new one.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -79,5 +80,17 @@ forEachDatabase('an account that is not active is told so', (database) => {
         assert.doesNotMatch(body.error_description, /authorize again/i, `${status} ${kind}`);
       }
     }
+  });
+
+  test('a revoked personal token is 401 invalid_token saying to make a new one, not to authorize again', async () => {
+    const user = await newUser(t);
+    const { token, record } = await newPersonalToken(t.deps, user, ['profile:read']);
+    await t.deps.stores.personalTokens.revoke(record.id, user.id, t.deps.clock.now());
+    const response = await get(t.baseUrl, '/api/open/v1/me', { token });
+    assert.equal(response.status, 401);
+    const body = await response.json() as { error: string; error_description: string };
+    assert.equal(body.error, 'invalid_token');
+    assert.match(body.error_description, /personal token was revoked.*make a new one under Settings > API tokens/);
+    assert.doesNotMatch(body.error_description, /authorize again/i);
   });
 });
