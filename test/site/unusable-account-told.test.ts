@@ -1,7 +1,7 @@
 /**
  * A member whose account is not active (INTERFACE section 4: suspended, banned, deleted) is told
  * so, once they have shown they hold it: at sign-in after the right password, never after a wrong
- * one (no account-status oracle without the password), and at the API by a token of theirs, whose
+ * one (no account-status oracle without the password), likewise after a passkey that verifies, and at the API by a token of theirs, whose
  * 401 says the account is not active rather than to authorize again (RFC 6750 3.1 `invalid_token`).
  * A revoked personal token, which no authorization makes, is likewise told to make a new one.
  */
@@ -13,6 +13,7 @@ import { get, newAccessToken, newPersonalToken } from '../api/fixtures.js';
 import { Browser, PASSWORD, newUser } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
+import { addPasskey, passkeyAlone } from '../support/passkey.js';
 
 const NOT_ACTIVE: readonly UserStatus[] = ['suspended', 'banned', 'deleted'];
 
@@ -92,5 +93,20 @@ forEachDatabase('an account that is not active is told so', (database) => {
     assert.equal(body.error, 'invalid_token');
     assert.match(body.error_description, /personal token was revoked.*make a new one under Settings > API tokens/);
     assert.doesNotMatch(body.error_description, /authorize again/i);
+  });
+
+  test('a passkey of a suspended account that verifies is told the account\'s status and to contact the staff; a forged one only that it could not be verified', async () => {
+    const user = await newUser(t);
+    const browser = new Browser(t);
+    assert.equal((await browser.signIn(user.username)).status, 303);
+    const passkey = await addPasskey(t, browser);
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
+    const verified = await passkeyAlone(new Browser(t), passkey);
+    assert.equal(verified.status, 401);
+    const page = await verified.text();
+    assert.ok(page.includes(TOLD.en!.status.suspended!) && page.includes(TOLD.en!.turnTo), 'the page names the status and where to turn');
+    const forged = await (await passkeyAlone(new Browser(t), passkey, true)).text();
+    assert.ok(forged.includes('That passkey could not be verified'), 'a forged passkey is told it could not be verified');
+    assert.ok(!forged.includes(TOLD.en!.status.suspended!), 'and learns nothing of the status');
   });
 });

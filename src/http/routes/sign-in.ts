@@ -305,8 +305,10 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       else if (!checked.ok) await recordRefusedSignIn(deps, user, origin, 'invalid_passkey', passkeyId);
       else deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason: 'account_unusable', address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}) }, request.id);
       const context = await pageContext(request, reply);
+      // A passkey that verified is the account's holder, as the right password is: told the status.
+      const error = checked.ok && user ? context.t.text(ACCOUNT_NOT_ACTIVE.key, { status: user.status }) : context.t.text(WRONG_PASSKEY.key);
       return sendPage(reply, signInPage(context, {
-        username: '', returnTo, appName: await appNameFor(app, request, returnTo), error: context.t.text(WRONG_PASSKEY.key), ...lostRequestOf(request.body),
+        username: '', returnTo, appName: await appNameFor(app, request, returnTo), error, ...lostRequestOf(request.body),
       }), 401);
     }
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
