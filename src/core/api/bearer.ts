@@ -209,7 +209,7 @@ export const BEARER_REFUSALS = {
   revokedPersonal: invalidToken('The personal token was revoked (by its owner, by the site\'s staff, or after it was reported leaked): make a new one under Settings > API tokens, and use that.'),
   expired: invalidToken('The token has expired: get a new access token with your refresh token (grant_type=refresh_token).'),
   // Seed section 3 rule 4: a token of an account whose status is unusable is answered with 401.
-  unusableAccount: invalidToken('The account this token belongs to is not active (suspended, banned or deleted): none of its tokens work, and authorizing again or making a new token will not either while it is not.'),
+  unusableAccount: invalidToken('The account this token belongs to is not active (suspended, banned or deleted): none of its tokens work, and authorizing again or making a new token will not help while it is not active.'),
 } as const;
 
 /** The refusals made before any lookup: no credentials, not a bearer header, a token of the wrong shape or checksum. */
