@@ -46,6 +46,17 @@ class RequestAbortController {
   }
 }
 
+/**
+ * An error a handler throws for the SDK's `Server` to answer as JSON-RPC's error object (JSON-RPC
+ * 2.0 section 5.1), which carries its `code` and `message`. Not the SDK's `McpError`: its message
+ * starts "MCP error <code>: ", and the SDK's client, which adds that prefix itself, showed it twice.
+ */
+export class JsonRpcError extends Error {
+  constructor(readonly code: number, message: string) {
+    super(message);
+  }
+}
+
 /** A request handed to the server and not answered yet. */
 interface Exchange<Context> {
   context: Context;

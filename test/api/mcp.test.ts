@@ -441,6 +441,19 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     assert.equal(notification.status, 202);
   });
 
+  test('an unknown tool\'s JSON-RPC error says its words once: the SDK\'s client, which prefixes "MCP error <code>: " itself, shows that prefix once', async () => {
+    const { token } = await userWithToken();
+    const client = await connect(token);
+    try {
+      await assert.rejects(client.callTool({ name: 'delete_everything', arguments: {} }), (error: Error) => {
+        assert.equal(error.message, 'MCP error -32602: Unknown tool: "delete_everything"; the tools are get_profile, list_posts.');
+        return true;
+      });
+    } finally {
+      await client.close();
+    }
+  });
+
   test('params of the wrong shape are JSON-RPC -32602 Invalid params, naming the first field at fault in a line, with the request\'s id', async () => {
     const { token } = await userWithToken();
     const cases: Array<[string, unknown]> = [

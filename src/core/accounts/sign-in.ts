@@ -14,7 +14,7 @@ import { type DeviceCookies, type DeviceEntry, accountKey } from './device-cooki
 import { PasswordsBusyError, verifyPassword } from './passwords.js';
 import type { RateLimitDecision, RateLimiter } from '../rate-limiter.js';
 import type { Stores } from '../stores.js';
-import type { User } from './ports.js';
+import type { User, UserStatus } from './ports.js';
 import type { SecurityLog } from './security-log.js';
 import type { Clock, Instant } from '../time.js';
 
@@ -59,10 +59,15 @@ export function throttled(decision: RateLimitDecision, now: Instant): Throttled 
   return { ok: false, reason: 'throttled', retryAfterSeconds: Math.max(1, decision.resetAt - Math.floor(now / 1000)) };
 }
 
+/**
+ * A sign-in refused for the account's status names that status: only the right password gets
+ * there, and its holder is told why (a reset would not help), never someone guessing.
+ */
 export type SignInOutcome =
   | { ok: true; user: User; deviceCookie: string }
   | Throttled
-  | { ok: false; reason: 'invalid_credentials' | 'account_unusable' };
+  | { ok: false; reason: 'invalid_credentials' }
+  | { ok: false; reason: 'account_unusable'; status: Exclude<UserStatus, 'active'> };
 
 interface Counter {
   key: string;
@@ -132,19 +137,20 @@ export async function signIn(deps: SignInDeps, attempt: AttemptOrigin & { userna
     audit: 'sign_in.failed', username: typedUsername(attempt.username), reason: outcome.reason, address,
     ...('userId' in outcome && outcome.userId !== undefined ? { userId: outcome.userId } : {}),
   }, attempt.requestId);
-  return outcome.reason === 'throttled' ? outcome : { ok: false, reason: outcome.reason };
+  if (outcome.reason === 'throttled') return outcome;
+  return outcome.unusable ? { ok: false, reason: 'account_unusable', status: outcome.unusable } : { ok: false, reason: 'invalid_credentials' };
 }
 
 /** An attempt's outcome with, for the audit log only, the account a failed check named (if any). */
 type Checked =
   | { ok: true; user: User; deviceCookie: string }
   | Throttled
-  | { ok: false; reason: 'invalid_credentials' | 'account_unusable'; userId: number | undefined };
+  | { ok: false; reason: 'invalid_credentials' | 'account_unusable'; userId: number | undefined; unusable?: Exclude<UserStatus, 'active'> };
 
 async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username: string; password: string }): Promise<Checked> {
   const account = accountKey(attempt.username);
   const device = await deps.deviceCookies.entryFor(attempt.deviceCookie, account);
-  let unusable = false;
+  let unusable: Exclude<UserStatus, 'active'> | undefined;
   let wrongFor: User | undefined;
   let named: number | undefined;
   const result = await throttledCheck(deps, countersFor(account, attempt, device, 'password'), async () => {
@@ -154,10 +160,10 @@ async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username
     const valid = await verifyPassword(found?.passwordHash, attempt.password, { address: attempt.address, account });
     if (found && !valid) wrongFor = found.user;
     if (!found || !valid) return undefined;
-    // The right password of an unusable account is a failure like any other, counted the same,
-    // so the counters cannot tell an attacker that a guess was right.
+    // The right password of an unusable account is a failure, counted like any other: telling
+    // its holder the account's status (`SignInOutcome`) gives a guesser no more tries.
     if (found.user.status !== 'active') {
-      unusable = true;
+      unusable = found.user.status;
       return undefined;
     }
     return found.user;
@@ -165,7 +171,7 @@ async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username
   if (isThrottled(result)) return result;
   // Failures are told to the account's owner only when the account exists (issue 18 item 5).
   if (wrongFor) await deps.securityLog.record({ userId: wrongFor.id, kind: 'sign_in.failed', origin: { address: attempt.address, userAgent: attempt.userAgent, requestId: attempt.requestId }, detail: { reason: 'wrong password' } });
-  if (result === undefined) return { ok: false, reason: unusable ? 'account_unusable' : 'invalid_credentials', userId: named };
+  if (result === undefined) return unusable ? { ok: false, reason: 'account_unusable', userId: named, unusable } : { ok: false, reason: 'invalid_credentials', userId: named };
   return { ok: true, user: result, deviceCookie: await deps.deviceCookies.afterSignIn(attempt.deviceCookie, account) };
 }
 

@@ -224,9 +224,11 @@ export const BEARER_REFUSALS = {
   notAToken: invalidToken('The token is not an access token (svco_...) or a personal token (svcp_...): send the access_token of the token response, whole.'),
   unknown: invalidToken('The token is unknown: send the access_token of the latest token response whole, or get a new one by refreshing.'),
   revoked: invalidToken('The token was revoked (the user withdrew access, the app was deactivated, or the token was revoked): authorize again.'),
+  /** No authorization makes a personal token: its holder makes another. */
+  revokedPersonal: invalidToken('The personal token was revoked (by its owner, by the site\'s staff, or after it was reported leaked): make a new one under Settings > API tokens, and use that.'),
   expired: invalidToken('The token has expired: get a new access token with your refresh token (grant_type=refresh_token).'),
   // Seed section 3 rule 4: a token of an account whose status is unusable is answered with 401.
-  unusableAccount: invalidToken('The account this token belongs to cannot be used.'),
+  unusableAccount: invalidToken('The account this token belongs to is not active (suspended, banned or deleted): none of its tokens work, and authorizing again or making a new token will not help while it is not active.'),
 } as const;
 
 /** The refusals made before any lookup: no credentials, not a bearer header, a token of the wrong shape or checksum. */
@@ -344,9 +346,11 @@ async function lookup(deps: BearerDeps, scheme: AuthScheme, token: string, proof
     : await deps.stores.personalTokens.findBearer(hash);
   if (!record) return BEARER_REFUSALS.unknown;
   const now: Instant = deps.clock.now();
-  if (record.revokedAt !== null) return BEARER_REFUSALS.revoked;
-  if (hasExpired(record.expiresAt, now)) return BEARER_REFUSALS.expired;
+  // The account's status first: leaving `active` revoked the token too, and "authorize again",
+  // what a revoked token is told, is no help to an account that cannot.
   if (record.user.status !== 'active') return BEARER_REFUSALS.unusableAccount;
+  if (record.revokedAt !== null) return kind === 'personal' ? BEARER_REFUSALS.revokedPersonal : BEARER_REFUSALS.revoked;
+  if (hasExpired(record.expiresAt, now)) return BEARER_REFUSALS.expired;
   return { kind, record };
 }
 

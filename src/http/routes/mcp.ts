@@ -17,7 +17,7 @@ import { API_NAME, API_VERSION } from '../../core/api/views.js';
 import { OAuthError } from '../../core/errors.js';
 import { firstCharacters } from '../../core/text.js';
 import { siteUrls } from '../../core/urls.js';
-import { McpRequestTransport } from '../mcp-transport.js';
+import { JsonRpcError, McpRequestTransport } from '../mcp-transport.js';
 import { registerBearerGate, registerGatedNotFound, requestBearer } from '../plugins/bearer.js';
 import { preflight } from '../plugins/cors.js';
 import type { HeaderSet } from '../plugins/security-headers.js';
@@ -129,7 +129,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
       import('@modelcontextprotocol/sdk/server/index.js'), import('@modelcontextprotocol/sdk/shared/mediaType.js'),
       import('@modelcontextprotocol/sdk/types.js'), import('@modelcontextprotocol/sdk/validation/ajv'),
     ]);
-    const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = sdkTypes;
+    const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } = sdkTypes;
     const transport = new McpRequestTransport<CallContext>();
     const server = new Server({ name: API_NAME, version: API_VERSION }, { capabilities: { tools: {} }, jsonSchemaValidator: new AjvJsonSchemaValidator() });
     server.setRequestHandler(ListToolsRequestSchema, () => TOOL_LIST);
@@ -139,7 +139,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
     server.setRequestHandler(CallToolRequestSchema, async ({ params }, { requestId }) => {
       const tool = mcpTool(params.name);
       // JSON-RPC -32602 for an unknown tool (MCP 2025-06-18, "Error Handling").
-      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(firstCharacters(params.name, 64))}; the tools are ${Object.keys(MCP_TOOLS).join(', ')}.`);
+      if (!tool) throw new JsonRpcError(ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(firstCharacters(params.name, 64))}; the tools are ${Object.keys(MCP_TOOLS).join(', ')}.`);
       const context = transport.contextOf(requestId);
       try {
         const answer = await tool.call({ stores: app.deps.stores, urls, bearer: context.bearer }, params.arguments ?? {});
@@ -147,7 +147,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
       } catch (error) {
         if (error instanceof OAuthError) return toolError(error);
         context.failure = error;
-        throw new McpError(ErrorCode.InternalError, 'The server could not complete the request.');
+        throw new JsonRpcError(ErrorCode.InternalError, 'The server could not complete the request.');
       }
     });
     await server.connect(transport);

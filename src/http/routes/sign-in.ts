@@ -64,6 +64,8 @@ export function lostRequestOf(sent: { too_long?: unknown; ui_locales?: unknown }
 
 /** The refusals of sign-in, in the catalogs. */
 const WRONG_CREDENTIALS = { key: 'sign-in.wrongCredentials' };
+/** The right password of an account that is not active: its status, and that a reset will not help. */
+const ACCOUNT_NOT_ACTIVE = { key: 'sign-in.accountNotActive' };
 const WRONG_PASSKEY = { key: 'sign-in.wrongPasskey' };
 const WRONG_CODE = { key: 'sign-in.wrongCode' };
 const PENDING_GONE = { key: 'sign-in.pendingGone' };
@@ -145,10 +147,12 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       const wayOut = (refusal: string) => deps.mailer.enabled ? context.t.text('sign-in.tooManySignInsWayOut', { refusal }) : refusal;
       const error = outcome.reason === 'throttled'
         ? wayOut(retryMessage(context.t.text('sign-in.tooManySignIns'), outcome.retryAfterSeconds, context.t))
-        : context.t.text(WRONG_CREDENTIALS.key);
+        : outcome.reason === 'account_unusable'
+          ? context.t.text(ACCOUNT_NOT_ACTIVE.key, { status: outcome.status })
+          : context.t.text(WRONG_CREDENTIALS.key);
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
         .send(signInPage(context, {
-          username, returnTo, appName: await appNameFor(app, request, returnTo), error, wrongCredentials: outcome.reason !== 'throttled',
+          username, returnTo, appName: await appNameFor(app, request, returnTo), error, wrongCredentials: outcome.reason === 'invalid_credentials',
           reauthenticate: request.body.reauth === '1', ...lostRequestOf(request.body),
         }).value);
     }
@@ -301,8 +305,10 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       else if (!checked.ok) await recordRefusedSignIn(deps, user, origin, 'invalid_passkey', passkeyId);
       else deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason: 'account_unusable', address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}) }, request.id);
       const context = await pageContext(request, reply);
+      // A passkey that verified is the account's holder, as the right password is: told the status.
+      const error = checked.ok && user ? context.t.text(ACCOUNT_NOT_ACTIVE.key, { status: user.status }) : context.t.text(WRONG_PASSKEY.key);
       return sendPage(reply, signInPage(context, {
-        username: '', returnTo, appName: await appNameFor(app, request, returnTo), error: context.t.text(WRONG_PASSKEY.key), ...lostRequestOf(request.body),
+        username: '', returnTo, appName: await appNameFor(app, request, returnTo), error, ...lostRequestOf(request.body),
       }), 401);
     }
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));

@@ -7,7 +7,7 @@ import type { User } from '../../core/accounts/ports.js';
 import type { Category, Comment, Post, PostSummary } from '../../core/community/ports.js';
 import { BODY_MAX_LENGTH, CATEGORY_MAX_LENGTH, COMMENT_MAX_LENGTH, TITLE_MAX_LENGTH } from '../../core/community/posts.js';
 import { Html, html } from './html.js';
-import { type FormErrors, control, errorList, errorSummary, fieldMessage, sentence } from './forms.js';
+import { type FormErrors, control, errorList, errorSummary, fieldMessage, sentence, sentences } from './forms.js';
 import { type PageContext, layout } from './layout.js';
 import { chosenName, dateOf, isolated, personName, problemText, rich, timeOf } from './words.js';
 
@@ -101,7 +101,7 @@ export interface PostPageState {
 export function postPage(context: PageContext, post: Post, state: PostPageState): Html {
   const { t } = context;
   const draft = post.status === 'draft';
-  const commentError = errorList(state.error).map((problem) => sentence(problemText(t, problem))).join(' ');
+  const commentError = sentences(errorList(state.error).map((problem) => sentence(problemText(t, problem))));
   return layout(isolated(post.title), context, html`<article class="card">
   ${draft ? html`<p class="notice">${t.text('community.draftNotice')}</p>` : ''}
   <h1>${post.title}</h1>

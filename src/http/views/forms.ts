@@ -20,6 +20,14 @@ export function sentence(message: string): string {
   return /[.!?。！？]$/.test(text) ? text : `${text}.`;
 }
 
+/**
+ * Sentences as one text: a space after each, as English sets them, but none after a full-width
+ * stop, as Chinese sets them ("每行一个。使用 https…").
+ */
+export function sentences(parts: readonly string[]): string {
+  return parts.reduce((text, next) => (text === '' || /[。！？]$/.test(text) ? text + next : `${text} ${next}`), '');
+}
+
 export function errorList(errors: FormErrors): readonly FormError[] {
   if (errors === undefined) return [];
   return Array.isArray(errors) ? errors : [errors as FormError];
@@ -49,7 +57,7 @@ function problemSentence(problem: FormError, words: ProblemWords | undefined): s
 /** What is wrong with `field`, as one sentence or more, or `undefined` when nothing is. */
 function messageOf(errors: FormErrors, field: string, words?: ProblemWords): string | undefined {
   const messages = errorList(errors).filter((e) => e.field === field).map((e) => problemSentence(e, words));
-  return messages.length === 0 ? undefined : messages.join(' ');
+  return messages.length === 0 ? undefined : sentences(messages);
 }
 
 /** A problem in the summary: after its field's label when the form names one. */

@@ -19,7 +19,7 @@ import { currentZoneName, isTimeZone, timeZoneListing, timeZoneNames } from '../
 import type { Instant } from '../../core/time.js';
 import { avatarSrc } from './community.js';
 import { type Html, html } from './html.js';
-import { type FormError, type FormErrors, type ProblemWords, control, errorSummary, errorsFor, fieldMessage, invalid } from './forms.js';
+import { type FormError, type FormErrors, type ProblemWords, control, errorSummary, errorsFor, fieldMessage, invalid, sentences } from './forms.js';
 import { type PageContext, layout } from './layout.js';
 import { stackedTable } from './stacked-table.js';
 import { BIO_MAX_LENGTH } from '../../core/accounts/accounts.js';
@@ -511,12 +511,21 @@ export function developersPage(context: PageContext, clients: Client[], state: {
   const form = state.form ?? { name: '', description: '', homepage: '', redirectUris: '', type: 'confidential', postLogoutRedirectUris: '', backchannelLogoutUri: '' };
   const errors = state.errors;
   const words: ProblemWords = { t, labels: clientLabels(t) };
+  // A deactivated app is kept (its row holds the record of what it did and keeps its tokens
+  // refused), so the list would only grow: the live ones are the list, the rest folded away below.
+  const active = clients.filter((c) => c.status === 'active');
+  const deactivated = clients.filter((c) => c.status !== 'active');
+  const appList = (listed: Client[]) => html`<ul class="app-list links">${listed.map((c) => html`<li>
+  <a href="/settings/developers/${c.clientId}">${chosenName(c.name)}</a> <span class="tag">${clientTypeText(t, c.type)}</span>
+</li>`)}</ul>`;
   return settingsLayout(t.text('apps.developersTitle'), context, '/settings/developers', html`<section class="card">
 <h1>${t.text('apps.developersTitle')}</h1>
 <p>${rich(t, 'apps.developersIntro', { a: (chunks) => html`<a href="/docs">${chunks}</a>` })}</p>
-${clients.length === 0 ? html`<p class="muted">${t.text('apps.noneRegistered')}</p>` : html`<ul class="app-list links">${clients.map((c) => html`<li>
-  <a href="/settings/developers/${c.clientId}">${chosenName(c.name)}</a> <span class="tag">${clientTypeText(t, c.type)}</span> ${c.status === 'deactivated' ? html`<span class="tag off">${t.text('apps.statusDeactivated')}</span>` : ''}
-</li>`)}</ul>`}
+${clients.length === 0 ? html`<p class="muted">${t.text('apps.noneRegistered')}</p>` : active.length === 0 ? html`<p class="muted">${t.text('apps.noneActive')}</p>` : appList(active)}
+${deactivated.length === 0 ? '' : html`<details class="deactivated-apps"><summary>${t.text('apps.deactivatedApps', { count: deactivated.length })}</summary>
+<p class="hint">${t.text('apps.deactivatedAppsHint')}</p>
+${appList(deactivated)}
+</details>`}
 </section>
 <section class="card" aria-labelledby="register-heading">
 <h2 id="register-heading">${t.text('apps.registerHeading')}</h2>
@@ -527,7 +536,7 @@ ${errorSummary(errors, words)}
   <label for="redirect_uris">${t.text('apps.redirectUris')}</label>
   <textarea id="redirect_uris" name="redirect_uris" rows="3" required ${control(errors, 'redirect_uris', { hint: 'redirect-hint' })}>${form.redirectUris}</textarea>
   ${fieldMessage(errors, 'redirect_uris', { words })}
-  <p class="hint" id="redirect-hint">${t.text('apps.redirectHintLines')} ${t.text('apps.redirectHint')}</p>
+  <p class="hint" id="redirect-hint">${sentences([t.text('apps.redirectHintLines'), t.text('apps.redirectHint')])}</p>
   <fieldset id="type" ${control(errors, 'type')}>
     <legend>${t.text('apps.type')}</legend>
     ${fieldMessage(errors, 'type', { words })}

@@ -1,0 +1,112 @@
+/**
+ * A member whose account is not active (INTERFACE section 4: suspended, banned, deleted) is told
+ * so, once they have shown they hold it: at sign-in after the right password, never after a wrong
+ * one (no account-status oracle without the password), likewise after a passkey that verifies, and at the API by a token of theirs, whose
+ * 401 says the account is not active rather than to authorize again (RFC 6750 3.1 `invalid_token`).
+ * A revoked personal token, which no authorization makes, is likewise told to make a new one.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { setAccountStatus } from '../../src/core/accounts/accounts.js';
+import type { UserStatus } from '../../src/core/accounts/ports.js';
+import { get, newAccessToken, newPersonalToken } from '../api/fixtures.js';
+import { Browser, PASSWORD, newUser } from '../oauth/helpers.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { addPasskey, passkeyAlone } from '../support/passkey.js';
+
+const NOT_ACTIVE: readonly UserStatus[] = ['suspended', 'banned', 'deleted'];
+
+/** What each language's page says for each status after the right password, and for a wrong one. */
+const TOLD: Record<string, { status: Record<string, string>; turnTo: string; wrong: string }> = {
+  en: {
+    status: { suspended: 'This account is suspended', banned: 'This account is banned', deleted: 'This account was deleted' },
+    turnTo: 'contact the staff of Community',
+    wrong: 'That username and password do not match an account that can sign in.',
+  },
+  'zh-CN': {
+    status: { suspended: '该账号已被暂停使用', banned: '该账号已被封禁', deleted: '该账号已被删除' },
+    turnTo: '请联系社区的管理人员',
+    wrong: '用户名或密码不正确，或该账号无法登录。',
+  },
+  'zh-TW': {
+    status: { suspended: '此帳號已暫停使用', banned: '此帳號已被停權', deleted: '此帳號已刪除' },
+    turnTo: '請聯絡社群的管理人員',
+    wrong: '使用者名稱或密碼不正確，或此帳號無法登入。',
+  },
+};
+
+forEachDatabase('an account that is not active is told so', (database) => {
+  let t: TestApp;
+  before(async () => { t = await startTestApp(database); });
+  after(() => t.close());
+
+  test('the right password of a suspended, banned or deleted account is told the account\'s status and to contact the staff, in the reader\'s language; a wrong password is told only that it is wrong', async () => {
+    for (const status of NOT_ACTIVE) {
+      const user = await newUser(t);
+      await setAccountStatus(t.deps.stores, t.deps.clock, user.id, status);
+      for (const [locale, told] of Object.entries(TOLD)) {
+        const right = await new Browser(t, { 'accept-language': locale }).signIn(user.username, PASSWORD);
+        assert.equal(right.status, 401, `${status} ${locale}: not signed in`);
+        assert.equal(right.headers.get('location'), null);
+        const rightPage = await right.text();
+        assert.ok(rightPage.includes(told.status[status]!), `${status} ${locale}: the page names the status`);
+        assert.ok(rightPage.includes(told.turnTo), `${status} ${locale}: the page says where to turn`);
+        assert.ok(!rightPage.includes(told.wrong), `${status} ${locale}: not told the password is wrong`);
+
+        const wrong = await new Browser(t, { 'accept-language': locale }).signIn(user.username, 'not the password');
+        assert.equal(wrong.status, 401);
+        const wrongPage = await wrong.text();
+        assert.ok(wrongPage.includes(told.wrong), `${status} ${locale}: a wrong password is told it is wrong`);
+        for (const said of [...Object.values(told.status), told.turnTo]) assert.ok(!wrongPage.includes(said), `${status} ${locale}: a wrong password learns nothing of the status`);
+      }
+    }
+  });
+
+  test('a personal or app token of an account that is not active is 401 invalid_token saying the account is not active, not to authorize again', async () => {
+    for (const status of NOT_ACTIVE) {
+      const user = await newUser(t);
+      const tokens = {
+        personal: (await newPersonalToken(t.deps, user, ['profile:read'])).token,
+        app: (await newAccessToken(t.deps, user, 'profile:read')).token,
+      };
+      await setAccountStatus(t.deps.stores, t.deps.clock, user.id, status);
+      for (const [kind, token] of Object.entries(tokens)) {
+        const response = await get(t.baseUrl, '/api/open/v1/me', { token });
+        assert.equal(response.status, 401, `${status} ${kind}`);
+        assert.match(response.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+        const body = await response.json() as { error: string; error_description: string };
+        assert.equal(body.error, 'invalid_token');
+        assert.match(body.error_description, /account this token belongs to is not active/, `${status} ${kind}: ${body.error_description}`);
+        assert.doesNotMatch(body.error_description, /authorize again/i, `${status} ${kind}`);
+      }
+    }
+  });
+
+  test('a revoked personal token is 401 invalid_token saying to make a new one, not to authorize again', async () => {
+    const user = await newUser(t);
+    const { token, record } = await newPersonalToken(t.deps, user, ['profile:read']);
+    await t.deps.stores.personalTokens.revoke(record.id, user.id, t.deps.clock.now());
+    const response = await get(t.baseUrl, '/api/open/v1/me', { token });
+    assert.equal(response.status, 401);
+    const body = await response.json() as { error: string; error_description: string };
+    assert.equal(body.error, 'invalid_token');
+    assert.match(body.error_description, /personal token was revoked.*make a new one under Settings > API tokens/);
+    assert.doesNotMatch(body.error_description, /authorize again/i);
+  });
+
+  test('a passkey of a suspended account that verifies is told the account\'s status and to contact the staff; a forged one only that it could not be verified', async () => {
+    const user = await newUser(t);
+    const browser = new Browser(t);
+    assert.equal((await browser.signIn(user.username)).status, 303);
+    const passkey = await addPasskey(t, browser);
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
+    const verified = await passkeyAlone(new Browser(t), passkey);
+    assert.equal(verified.status, 401);
+    const page = await verified.text();
+    assert.ok(page.includes(TOLD.en!.status.suspended!) && page.includes(TOLD.en!.turnTo), 'the page names the status and where to turn');
+    const forged = await (await passkeyAlone(new Browser(t), passkey, true)).text();
+    assert.ok(forged.includes('That passkey could not be verified'), 'a forged passkey is told it could not be verified');
+    assert.ok(!forged.includes(TOLD.en!.status.suspended!), 'and learns nothing of the status');
+  });
+});
