@@ -42,6 +42,17 @@ export function hasVisibleCharacter(value: string): boolean {
 }
 
 /**
+ * The most UTF-16 units a trimmed value can hold and still be at most `maxLength` characters once
+ * NFC or NFKC (Unicode UAX #15) reads it: normalising deletes no character and composes at most 4
+ * into one (U+1F82's canonical decomposition, the longest), and a character takes at most 2 units.
+ * A longer value is refused before it is normalised: canonical reordering takes time growing with
+ * the square of a run of combining marks (a 64 KB form field of them held the server 0.6 s).
+ */
+export function unitsBeforeNormalizing(maxLength: number): number {
+  return 2 * 4 * maxLength;
+}
+
+/**
  * Control characters stored text may not hold: PostgreSQL text cannot hold NUL at all, and the
  * others have no place in what people write. A `line` (a title, a bio) holds no tab, line break
  * or bidirectional control either; a `text` (a body, a comment) may hold tabs and line breaks; a

@@ -10,7 +10,7 @@ import { runJanitor } from '../../src/janitor.js';
 import { AUDIT_EVENTS } from '../../src/core/audit.js';
 import { hashRecoveryCode } from '../../src/core/accounts/recovery-codes.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
-import { PENDING_SIGN_IN_MS } from '../../src/core/accounts/two-step.js';
+import { CODE_MAX_LENGTH, PENDING_SIGN_IN_MS } from '../../src/core/accounts/two-step.js';
 import { RECENT_SIGN_IN_MS } from '../../src/core/accounts/sessions.js';
 import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js';
 import {
@@ -19,6 +19,7 @@ import {
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase, whileInsertsFail } from '../support/databases.js';
 import { fullWidth } from '../support/full-width.js';
+import { normalizes } from '../support/normalizes.js';
 
 const KEYS_SECRET = 'a test secret of at least thirty-two characters';
 const STEP = 30_000;
@@ -324,6 +325,24 @@ forEachDatabase('account security', (database) => {
     const again = await copy.postForm('/login/second-step', { _csrf: csrf(copy), code: totpCode(secret, t.clock.now()) });
     assert.equal(again.status, 401);
     assert.equal(await isSignedIn(copy), false);
+  });
+
+  test('a code too long to be one is wrong before NFKC reads it: setting the app up, turning it off, deleting the account', async () => {
+    // Combining marks of two classes in turn, which NFKC's canonical reordering sorts in time growing
+    // with the square of their number; the security page's field holds 20,000 characters.
+    const code = `1${'\u0316\u0301'.repeat(10_000)}`.slice(0, CODE_MAX_LENGTH + 1);
+    const { browser } = await signedIn();
+    assert.equal((await security(browser, { action: 'totp-start' })).status, 200);
+    const read = async (post: () => Promise<Response>) => {
+      let status = 0;
+      assert.equal(await normalizes(code, async () => { status = (await post()).status; }), false, 'NFKC did not read it');
+      return status;
+    };
+    assert.equal(await read(() => security(browser, { action: 'totp-confirm', code })), 400, 'not the code the app shows');
+    await enableTotp(browser);
+    assert.equal(await read(() => security(browser, { action: 'totp-disable', code })), 400, 'still on');
+    assert.equal(await read(() => browser.postForm('/settings/account/delete', { _csrf: csrf(browser), confirm: 'yes', code })), 400, 'not deleted');
+    assert.equal(await isSignedIn(browser), true);
   });
 
   test('turning two-step verification off needs a code', async () => {

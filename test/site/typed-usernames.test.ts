@@ -1,8 +1,7 @@
 /**
  * A typed username is read after NFKC (full-width letters are the ASCII ones they read as), and
  * one too long to read as any username at all (`TYPED_USERNAME_MAX_LENGTH`) is refused before
- * NFKC reads it: a posted body holds up to 64 KB. NFKC is a built-in, which counted work cannot
- * see, so the test watches `String.prototype.normalize` for the name it posted.
+ * NFKC reads it: a posted body holds up to 64 KB (`normalizes` watches NFKC for the name posted).
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -10,25 +9,10 @@ import { after, before, test } from 'node:test';
 import { TYPED_USERNAME_MAX_LENGTH, createAccount, findTypedAccount } from '../../src/core/accounts/accounts.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
+import { normalizes } from '../support/normalizes.js';
 import { AddressedVisitor } from './visitor.js';
 
 const PASSWORD = 'a long enough password 7';
-
-/** Runs `work`, and says whether NFKC (or any normal form) read a string holding `marker`. */
-async function normalizes(marker: string, work: () => Promise<unknown>): Promise<boolean> {
-  const normalize = String.prototype.normalize;
-  let seen = false;
-  String.prototype.normalize = function (this: string, form?: string) {
-    if (String(this).includes(marker)) seen = true;
-    return normalize.call(this, form);
-  };
-  try {
-    await work();
-  } finally {
-    String.prototype.normalize = normalize;
-  }
-  return seen;
-}
 
 forEachDatabase('typed usernames', (database) => {
   let t: TestApp;

@@ -16,7 +16,7 @@ import type { RateLimiter } from '../rate-limiter.js';
 import { formatSiteTime, readerTimeZone } from '../site-time.js';
 import type { SharedKeys } from '../credentials/shared-keys.js';
 import type { Clock, Instant } from '../time.js';
-import { isolated } from '../text.js';
+import { isolated, unitsBeforeNormalizing } from '../text.js';
 import { type Throttled, throttled } from './sign-in.js';
 import type { EventOrigin, SecurityLog } from './security-log.js';
 import type { EmailLink, MemberEmail, User } from './ports.js';
@@ -28,6 +28,8 @@ export const VERIFY_MAILS_PER_ACCOUNT = 5;
 export const VERIFY_MAILS_PER_ADDRESS = 3;
 /** RFC 5321 4.5.3.1.3: a path is at most 256 octets, an address in it 254. */
 export const EMAIL_MAX_LENGTH = 254;
+/** Longer, trimmed, is refused before NFKC reads it (`unitsBeforeNormalizing`): a form field holds up to 64 KB. */
+const EMAIL_MAX_UNITS = unitsBeforeNormalizing(EMAIL_MAX_LENGTH);
 
 export interface EmailDeps {
   stores: Stores;
@@ -63,11 +65,11 @@ const ADDRESS_SHAPE = new RegExp(`^[^${NOT_IN_ADDRESS}]+@[^${NOT_IN_ADDRESS}]+\\
  * characters (RFC 5321 4.5.3.1.3). Whether it exists only the verification link tells.
  */
 export function checkEmailAddress(raw: string): string {
+  const invalid = () => InputError.worded('email', 'enter an e-mail address such as name@example.com', { key: 'recovery.emailInvalid' });
+  if (raw.trim().length > EMAIL_MAX_UNITS) throw invalid();
   const address = readEmailAddress(raw);
   if (address === '') throw InputError.worded('email', 'enter an e-mail address', { key: 'recovery.emailMissing' });
-  if (address.length > EMAIL_MAX_LENGTH || !ADDRESS_SHAPE.test(address)) {
-    throw InputError.worded('email', 'enter an e-mail address such as name@example.com', { key: 'recovery.emailInvalid' });
-  }
+  if (address.length > EMAIL_MAX_LENGTH || !ADDRESS_SHAPE.test(address)) throw invalid();
   return address;
 }
 

@@ -3,6 +3,7 @@
  * any script. The username stays the ASCII handle that tells two members apart.
  */
 import { InputError } from '../errors.js';
+import { unitsBeforeNormalizing } from '../text.js';
 import type { User } from './ports.js';
 
 export const NICKNAME_MAX_LENGTH = 30;
@@ -27,13 +28,8 @@ const STACKED_MARKS = /\p{M}{4,}/u;
 /** Space padding that pushes the @username beside the name out of sight. */
 const REPEATED_SPACES = /[ \u3000]{2,}/u;
 
-/**
- * More UTF-16 units than this is more than 4 × NICKNAME_MAX_LENGTH characters, which NFC never
- * brings under the limit (it never leaves fewer characters than a quarter of what it was given:
- * no character's canonical decomposition is longer than four, U+1F82's). Such a value is refused
- * before it is normalised and counted, which for a 64 KB form field cost milliseconds of CPU.
- */
-const NICKNAME_MAX_UNITS = 2 * 4 * NICKNAME_MAX_LENGTH;
+/** Longer is refused before NFC reads it (`unitsBeforeNormalizing`). */
+const NICKNAME_MAX_UNITS = unitsBeforeNormalizing(NICKNAME_MAX_LENGTH);
 
 function nicknameTooLong(): InputError {
   return InputError.worded('nickname', `nickname must be 1 to ${NICKNAME_MAX_LENGTH} characters`, { key: 'problems.nicknameLength', values: { max: NICKNAME_MAX_LENGTH } });

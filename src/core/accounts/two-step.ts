@@ -18,6 +18,13 @@ import { looksLikeTotpCode, matchingStep, newTotpSecret, totpUri } from './totp.
 
 /** How long a sign-in waits for its second step after the password. */
 export const PENDING_SIGN_IN_MS = 5 * 60_000;
+/**
+ * The longest code read as typed, the second-step form's own cap: a code is six digits or 19
+ * characters (`abcd-efgh-ijkl-mnop`), spaces aside. Longer is a wrong code before NFKC reads it,
+ * which for a long run of combining marks costs time growing with its square
+ * (`unitsBeforeNormalizing`): the security page's field holds 20,000 characters, account deletion's 64 KB.
+ */
+export const CODE_MAX_LENGTH = 100;
 
 export type TwoStepDeps = Omit<SignInDeps, 'securityLog'> & { settings: { keysSecret: string | undefined; siteNames: SiteNames } };
 
@@ -83,7 +90,7 @@ export async function confirmTotpEnrolment(deps: TwoStepDeps, user: User, code: 
   const pending = await pendingTotpEnrolment(deps, user);
   if (!pending) throw InputError.worded('code', 'start setting up two-step verification first', { key: 'problems.twoStepNotStarted' });
   const now = deps.clock.now();
-  const step = matchingStep(pending.secret, code, now);
+  const step = code.length > CODE_MAX_LENGTH ? undefined : matchingStep(pending.secret, code, now);
   if (step === undefined) throw InputError.worded('code', 'that code is not the one your app shows now; check the time on your device and try the next one', { key: 'problems.totpWrong' });
   const codes = generateRecoveryCodes();
   if (!(await deps.stores.secondFactors.confirmTotp(user.id, step, codes.map(hashRecoveryCode), now))) {
@@ -116,6 +123,7 @@ type Proof = { method: 'totp'; step: number } | { method: 'recovery'; codeHash: 
  * may be a recovery code, which only spending it tells (its hash is looked up, not compared).
  */
 async function proofOf(deps: TwoStepDeps, user: User, code: string, now: Instant): Promise<Proof | Unreadable | undefined> {
+  if (code.length > CODE_MAX_LENGTH) return undefined;
   if (looksLikeTotpCode(code)) {
     const found = await deps.stores.secondFactors.findTotp(user.id);
     if (!found || found.confirmedAt === null) return undefined;

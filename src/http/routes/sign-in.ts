@@ -7,7 +7,7 @@ import type { User } from '../../core/accounts/ports.js';
 import { authenticateWithPasskey, authenticationOptions, passkeyAmr, passkeyRef } from '../../core/accounts/passkeys.js';
 import type { SecurityEventKind } from '../../core/accounts/security-log.js';
 import {
-  PENDING_SIGN_IN_MS, amrAfterCode, findPendingSignIn, finishPendingSignIn, finishSignInWithCode, requiresSecondStep, secondFactorsOf,
+  CODE_MAX_LENGTH, PENDING_SIGN_IN_MS, amrAfterCode, findPendingSignIn, finishPendingSignIn, finishSignInWithCode, requiresSecondStep, secondFactorsOf,
   startPendingSignIn,
 } from '../../core/accounts/two-step.js';
 import { MAX_RETURN_TO_LENGTH, applicationReturnedTo } from '../../core/oauth/authorize/flow.js';
@@ -206,7 +206,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, secondStepPage(await secondStepContext(request, reply, found.pending), { factors }));
   });
 
-  app.post('/login/second-step', { ...page, schema: { body: { type: 'object', properties: { code: { type: 'string', maxLength: 100 }, _csrf: { type: 'string', maxLength: 200 } } } } },
+  app.post('/login/second-step', { ...page, schema: { body: { type: 'object', properties: { code: { type: 'string', maxLength: CODE_MAX_LENGTH }, _csrf: { type: 'string', maxLength: 200 } } } } },
     async (request: FastifyRequest<{ Body: { code?: string } }>, reply) => {
       verifyCsrf(request);
       const { deps } = app;
