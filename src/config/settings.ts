@@ -30,8 +30,10 @@ export interface Settings {
   readonly rateLimitPerMinute: number;
   /** Accounts one address may create in an hour (a class or an office behind one NAT signs up together). */
   readonly signUpsPerHour: number;
-  /** Failed client authentications one address may make in 10 minutes (`core/oauth/endpoint-limits.ts`). */
+  /** Failed authentications of one client one address may make in 10 minutes (`core/oauth/endpoint-limits.ts`). */
   readonly clientAuthFailuresPerAddress: number;
+  /** Clients one address may fail to authenticate in 10 minutes before it is refused for every client. */
+  readonly clientAuthClientsPerAddress: number;
   /** Failed authentications of one client in 10 minutes before each failing address is refused for it. */
   readonly clientAuthFailuresPerClient: number;
   /** Pushed authorization requests one client may make in a minute (RFC 9126). */
@@ -446,6 +448,7 @@ export function loadSettings(env: Env = process.env): Settings {
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 60, 1, 100_000_000),
     signUpsPerHour: integer(env, 'SIGN_UPS_PER_HOUR', 50, 1, 1_000_000),
     clientAuthFailuresPerAddress: integer(env, 'CLIENT_AUTH_FAILURES_PER_ADDRESS', 20, 1, 1_000_000),
+    clientAuthClientsPerAddress: integer(env, 'CLIENT_AUTH_CLIENTS_PER_ADDRESS', 10, 1, 1_000_000),
     clientAuthFailuresPerClient: integer(env, 'CLIENT_AUTH_FAILURES_PER_CLIENT', 100, 1, 1_000_000),
     pushesPerMinutePerClient: integer(env, 'PAR_PER_MINUTE_PER_CLIENT', 600, 1, 100_000_000),
     pushesPerMinutePerAddress: integer(env, 'PAR_PER_MINUTE_PER_ADDRESS', 300, 1, 100_000_000),

@@ -2,7 +2,7 @@
  * The client's address as the service counts and records it (rate limits, sign-in throttling, the
  * security log, the audit log, the request log).
  */
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, Server } from 'node:http';
 import { isIP } from 'node:net';
 import type { Requester } from '../core/addresses.js';
 
@@ -73,6 +73,28 @@ export function clientAddress(request: AddressedRequest): string {
     if (written !== undefined) return written;
   }
   return withoutZone(request.socket.remoteAddress ?? 'unknown');
+}
+
+/**
+ * Logs one warning, the first time a request carries `X-Forwarded-For` or `Forwarded` while
+ * TRUST_PROXY trusts no proxy: behind a proxy left so, every client is the proxy's one address and
+ * each per-address limit is the whole site's, which nothing else would tell. Once per process, so
+ * a busy site writes it once; the listener then goes, and costs later requests nothing. It names
+ * the header and the socket's peer, never the header's values, which are any text a client likes.
+ */
+export function warnOfUntrustedForwarding(server: Server, log: { warn(fields: object, message: string): void }): void {
+  const look = (request: IncomingMessage): void => {
+    const { headers } = request;
+    const header = headers['x-forwarded-for'] !== undefined ? 'X-Forwarded-For' : headers.forwarded !== undefined ? 'Forwarded' : undefined;
+    if (header === undefined) return;
+    server.off('request', look);
+    log.warn(
+      { header, peer: withoutZone(request.socket.remoteAddress ?? 'unknown') },
+      `a request carried ${header} while TRUST_PROXY trusts no proxy: behind a proxy, every client counts as the proxy's one address, and each per-address limit (sign-in, client authentication, registration) is shared by all of them. `
+        + 'Set TRUST_PROXY to the number of proxies in front (1 for one nginx) or to their addresses (docs/operations.md, "TRUST_PROXY"); with no proxy in front, a client wrote the header and nothing needs changing',
+    );
+  };
+  server.on('request', look);
 }
 
 function asAddress(entry: string): string | undefined {

@@ -21,10 +21,11 @@ test('defaults follow INTERFACE section 8', () => {
 test('the token, PAR and registration endpoints\' limits default to strict failures, generous pushes and 20 registrations an hour (README)', () => {
   const s = loadSettings({});
   assert.deepEqual(
-    [s.clientAuthFailuresPerAddress, s.clientAuthFailuresPerClient, s.pushesPerMinutePerClient, s.pushesPerMinutePerAddress],
-    [20, 100, 600, 300],
+    [s.clientAuthFailuresPerAddress, s.clientAuthClientsPerAddress, s.clientAuthFailuresPerClient, s.pushesPerMinutePerClient, s.pushesPerMinutePerAddress],
+    [20, 10, 100, 600, 300],
   );
   assert.throws(() => loadSettings({ PAR_PER_MINUTE_PER_ADDRESS: '0' }), /PAR_PER_MINUTE_PER_ADDRESS/);
+  assert.throws(() => loadSettings({ CLIENT_AUTH_CLIENTS_PER_ADDRESS: '0' }), /CLIENT_AUTH_CLIENTS_PER_ADDRESS/);
   assert.equal(s.registrationsPerHourPerAddress, 20, 'INTERFACE section 13');
   assert.equal(loadSettings({ REGISTRATIONS_PER_HOUR_PER_ADDRESS: '500' }).registrationsPerHourPerAddress, 500);
   assert.throws(() => loadSettings({ REGISTRATIONS_PER_HOUR_PER_ADDRESS: '0' }), /REGISTRATIONS_PER_HOUR_PER_ADDRESS/);

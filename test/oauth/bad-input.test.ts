@@ -27,7 +27,7 @@ forEachDatabase('bad input', (database) => {
   before(async () => {
     // Hundreds of bad credentials from one address are a brute force to the endpoint limits
     // (test/oauth/endpoint-limits.test.ts); here they are only input.
-    t = await startOAuthApp(database, { env: { CLIENT_AUTH_FAILURES_PER_ADDRESS: '1000000', CLIENT_AUTH_FAILURES_PER_CLIENT: '1000000' } });
+    t = await startOAuthApp(database, { env: { CLIENT_AUTH_FAILURES_PER_ADDRESS: '1000000', CLIENT_AUTH_CLIENTS_PER_ADDRESS: '1000000', CLIENT_AUTH_FAILURES_PER_CLIENT: '1000000' } });
     confidential = await newClient(t);
     publicClient = await newClient(t, { type: 'public' });
     browser = (await signedInBrowser(t)).browser;

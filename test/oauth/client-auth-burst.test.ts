@@ -1,7 +1,7 @@
 /**
  * A concurrent burst of wrong client secrets from one address against the compiled service with
- * REDIS_URL, as the outside attack of issue 30 sent it: the limit of failed client authentications
- * per address holds while the failures are still being checked (`src/core/oauth/endpoint-limits.ts`).
+ * REDIS_URL, as the outside attack of issue 30 sent it: the limit of failed authentications of a
+ * client per address holds while the failures are still being checked (`src/core/oauth/endpoint-limits.ts`).
  * The burst is written on connections opened beforehand, so it reaches the service at once, as
  * an attacker's does; `fetch` opening a connection per request would spread it out.
  */
@@ -58,7 +58,7 @@ async function burst(port: number, count: number, request: string): Promise<numb
 }
 
 forEachDatabase('client authentication under a burst', (database) => {
-  test('a concurrent burst of wrong client secrets from one address checks at most the failures per address plus the concurrency allowance, and the right secret is refused after it', {
+  test('a concurrent burst of wrong client secrets from one address checks at most the client\'s failures per address plus the concurrency allowance, and the right secret is refused after it', {
     skip: skipWithoutRedis, timeout: 180_000,
   }, async (t) => {
     compiled();
@@ -85,9 +85,11 @@ forEachDatabase('client authentication under a burst', (database) => {
     const statuses = await burst(port, BURST, formRequest(port, '/api/oauth/token',
       { grant_type: 'refresh_token', refresh_token: 'x', client_id: clientId, client_secret: 'not-the-secret' }, address));
     assert.deepEqual([...new Set(statuses)].sort(), [401, 429], 'only 401 and 429');
-    // Every secret check that fails is counted in the address's failures (the service's own
-    // counter in Redis); a failure past the limit answers 429, so the answers cannot tell it.
-    const failedChecks = Number(await redis.get(`svc:rl:client-auth:address:${addressKey(address)}:${windowStart}`));
+    // Every secret check that fails is counted in the failures of the client at the address (the
+    // service's own counter in Redis); a failure past the limit answers 429, so the answers cannot tell it.
+    const counters = await redis.keys(`svc:rl:client-auth:address-client:${addressKey(address)}:*:${windowStart}`);
+    assert.equal(counters.length, 1, 'one client named');
+    const failedChecks = Number(await redis.get(counters[0]!));
     t.diagnostic(`of ${BURST} wrong secrets at once, ${failedChecks} were checked; ${statuses.filter((s) => s === 401).length} answered 401`);
     // A loaded machine can keep the service from reading Redis's answers within its command
     // timeout; it then counts in its memory until Redis is back, and a check admitted by either

@@ -87,7 +87,7 @@ forEachDatabase('another site\'s page posting to the client endpoints from its v
     await tab.goto(`http://localhost:${(site.address() as { port: number }).port}/`);
     const wrong = new URLSearchParams({ token: 'x', client_id: backend.client.clientId, client_secret: 'not-the-secret' }).toString();
     await sendByFetch(tab, revoke, SHARE + 1, wrong);
-    assert.equal(await refusals(t, 'revoke', 'client-auth-address'), 1, 'the page\'s failure past the browsers\' share is refused');
+    assert.equal(await refusals(t, 'revoke', 'client-auth-address-client'), 1, 'the page\'s failure past the browsers\' share is refused');
     assert.equal((await postForm(revoke, { token: 'x', ...clientFields(backend) })).status, 200, 'the backend at the same address');
     await tab.context().close();
   });

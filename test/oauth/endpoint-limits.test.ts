@@ -1,7 +1,8 @@
 /**
  * The limits of the endpoints where a client authenticates (token, PAR, revocation,
  * introspection) and of pushed authorization requests (`src/core/oauth/endpoint-limits.ts`): failed client
- * authentications per address and per client, pushes per client and per address; a refusal is
+ * authentications per address and client, per address in clients, and per client; pushes per
+ * client and per address; a refusal is
  * 429 `rate_limited` in OAuth's JSON shape with `Retry-After` and the RateLimit fields.
  * Addresses come from X-Forwarded-For (TRUST_PROXY=1), a new one per test. Checks under way at
  * once are held in the test (`OAuthEndpointLimits` on its own); a real burst against the compiled
@@ -24,6 +25,7 @@ import { type TestClient, authorizeQuery, clientFields, newClient, pkcePair, sta
 const LIMITS = {
   TRUST_PROXY: '1',
   CLIENT_AUTH_FAILURES_PER_ADDRESS: '3',
+  CLIENT_AUTH_CLIENTS_PER_ADDRESS: '4',
   CLIENT_AUTH_FAILURES_PER_CLIENT: '3',
   PAR_PER_MINUTE_PER_CLIENT: '3',
   PAR_PER_MINUTE_PER_ADDRESS: '3',
@@ -48,6 +50,7 @@ const pushFor = (t: TestApp, c: TestClient, address: string, headers: Record<str
 
 /** A 429 in OAuth's shape (RFC 6749 5.2) with `Retry-After` and the RateLimit fields of `policy`; returns Retry-After. */
 async function assertRateLimited(response: Response, policy: string): Promise<number> {
+  const quota = policy === 'client-auth-address' ? LIMITS.CLIENT_AUTH_CLIENTS_PER_ADDRESS : '3';
   assert.equal(response.status, 429, await response.clone().text());
   assert.equal(response.headers.get('cache-control'), 'no-store');
   const body = (await response.json()) as Record<string, string>;
@@ -55,7 +58,7 @@ async function assertRateLimited(response: Response, policy: string): Promise<nu
   assert.equal(body.error, 'rate_limited');
   const retryAfter = Number(response.headers.get('retry-after'));
   assert.ok(retryAfter >= 1);
-  assert.match(response.headers.get('ratelimit-policy') ?? '', new RegExp(`^"${policy}";q=3;w=\\d+$`));
+  assert.match(response.headers.get('ratelimit-policy') ?? '', new RegExp(`^"${policy}";q=${quota};w=\\d+$`));
   assert.equal(response.headers.get('ratelimit'), `"${policy}";r=0;t=${retryAfter}`);
   return retryAfter;
 }
@@ -70,20 +73,39 @@ forEachDatabase('limits of the token and PAR endpoints', (database) => {
   before(async () => { t = await startOAuthApp(database, { env: LIMITS }); });
   after(() => t.close());
 
-  test('failed client authentications from one address, at any endpoint, are refused with 429 past the limit, even with the right secret, until the window ends', async () => {
+  test('failed authentications of one client from one address, at any endpoint, refuse that address for that client with 429 past the limit, even with the right secret, until the window ends; another app behind the address is served (RFC 6819 5.1.4.2.3)', async () => {
     const c = await newClient(t);
     const address = newAddress();
-    const counted = await refusals(t, 'introspect', 'client-auth-address');
+    const counted = await refusals(t, 'introspect', 'client-auth-address-client');
     assert.equal((await post(t, '/api/oauth/token', { grant_type: 'refresh_token', refresh_token: 'x', ...wrongSecret(c) }, address)).status, 401);
     assert.equal((await post(t, '/api/oauth/revoke', { token: 'x', ...wrongSecret(c) }, address)).status, 401);
     assert.equal((await pushFor(t, { ...c, secret: 'not-the-secret' }, address)).status, 401);
     const refused = await introspect(t, wrongSecret(c), address);
-    const retryAfter = await assertRateLimited(refused, 'client-auth-address');
+    const retryAfter = await assertRateLimited(refused, 'client-auth-address-client');
     assert.equal(retryAfter, CLIENT_AUTH_WINDOW_SECONDS - (Math.floor(t.clock.now() / 1000) % CLIENT_AUTH_WINDOW_SECONDS));
-    assert.equal(await refusals(t, 'introspect', 'client-auth-address'), counted + 1);
-    await assertRateLimited(await introspect(t, clientFields(c), address), 'client-auth-address');
+    assert.equal(await refusals(t, 'introspect', 'client-auth-address-client'), counted + 1);
+    await assertRateLimited(await introspect(t, clientFields(c), address), 'client-auth-address-client');
+    // An app retrying a rotated secret behind a NAT leaves its neighbours their tokens.
     const other = await newClient(t);
-    await assertRateLimited(await post(t, '/api/oauth/token', { grant_type: 'refresh_token', refresh_token: 'x', ...clientFields(other) }, address), 'client-auth-address');
+    assert.equal((await introspect(t, clientFields(other), address)).status, 200, 'another app at the address');
+    assert.equal((await introspect(t, clientFields(c), newAddress())).status, 200, 'another address is not refused');
+    t.clock.advance(retryAfter * 1000);
+    assert.equal((await introspect(t, clientFields(c), address)).status, 200, 'the next window');
+  });
+
+  test('an address that fails for more clients than the limit is refused for every client, the right secret included, until the window ends, however few failures each had (RFC 6819 4.3.5)', async () => {
+    const address = newAddress();
+    const clients = Number(LIMITS.CLIENT_AUTH_CLIENTS_PER_ADDRESS);
+    const walked = (i: number) => ({ client_id: `walked-${i}-${address}`, client_secret: 'guess' });
+    // Two failures each: more than one client's quota in all, no client past its own.
+    for (let i = 0; i < clients; i++) {
+      for (let j = 0; j < 2; j++) assert.equal((await introspect(t, walked(i), address)).status, 401, `client ${i}, failure ${j}`);
+    }
+    const counted = await refusals(t, 'introspect', 'client-auth-address');
+    const retryAfter = await assertRateLimited(await introspect(t, walked(clients), address), 'client-auth-address');
+    assert.equal(await refusals(t, 'introspect', 'client-auth-address'), counted + 1);
+    const c = await newClient(t);
+    await assertRateLimited(await introspect(t, clientFields(c), address), 'client-auth-address');
     assert.equal((await introspect(t, clientFields(c), newAddress())).status, 200, 'another address is not refused');
     t.clock.advance(retryAfter * 1000);
     assert.equal((await introspect(t, clientFields(c), address)).status, 200, 'the next window');
@@ -102,8 +124,8 @@ forEachDatabase('limits of the token and PAR endpoints', (database) => {
     });
     assert.equal(basicWithoutPassword.status, 401, 'Basic with an empty password offers no secret either');
     assert.equal((await revoke(clientFields(backend))).status, 200, 'not counted: the address is not refused');
-    for (let i = 0; i < 3; i++) assert.equal((await revoke(wrongSecret(backend))).status, 401);
-    await assertRateLimited(await revoke(wrongSecret(backend)), 'client-auth-address');
+    for (let i = 0; i < 4; i++) assert.equal((await revoke({ client_id: `unknown-${i}`, client_secret: 'guess' })).status, 401);
+    await assertRateLimited(await revoke({ client_id: 'unknown-4', client_secret: 'guess' }), 'client-auth-address');
     await assertRateLimited(await revoke(clientFields(backend)), 'client-auth-address');
     assert.equal((await revoke(clientFields(app))).status, 200, 'the public app at the refused address');
   });
@@ -115,8 +137,8 @@ forEachDatabase('limits of the token and PAR endpoints', (database) => {
     const revoke = (credentials: Record<string, string>, at: string, headers: Record<string, string> = {}) =>
       post(t, '/api/oauth/revoke', { token: 'x', ...credentials }, at, headers);
     for (let i = 0; i < 3; i++) assert.equal((await revoke(wrongSecret(backend), address, fromPage)).status, 401, `failure ${i}`);
-    await assertRateLimited(await revoke(wrongSecret(backend), address, fromPage), 'client-auth-address');
-    await assertRateLimited(await revoke(clientFields(backend), address, { 'sec-fetch-site': 'cross-site' }), 'client-auth-address');
+    await assertRateLimited(await revoke(wrongSecret(backend), address, fromPage), 'client-auth-address-client');
+    await assertRateLimited(await revoke(clientFields(backend), address, { 'sec-fetch-site': 'cross-site' }), 'client-auth-address-client');
     assert.equal((await revoke(clientFields(backend), address)).status, 200, 'the backend at the address');
     // Past the client's own limit, an address whose browsers fail for it is refused for it; its backend is not.
     assert.equal((await revoke(wrongSecret(backend), other, fromPage)).status, 429);
@@ -184,11 +206,24 @@ describe('limits of the token and PAR endpoints in Redis', { skip: skipWithoutRe
     let apps: TestApp[];
     startAppsForSuite(database, 2, { redisUrl: redisUrl!, env: LIMITS }, (started) => { apps = started; });
 
-    test('two instances sharing one Redis count one address\'s failed client authentications together', async () => {
+    test('two instances sharing one Redis count one address\'s failed authentications of a client together, and refuse the address for that client only', async () => {
       const c = await newClient(apps[0]!);
       const address = newAddress();
       for (let i = 0; i < 3; i++) assert.equal((await introspect(apps[i % 2]!, wrongSecret(c), address)).status, 401, `failure ${i}`);
-      await assertRateLimited(await introspect(apps[1]!, wrongSecret(c), address), 'client-auth-address');
+      await assertRateLimited(await introspect(apps[1]!, wrongSecret(c), address), 'client-auth-address-client');
+      const other = await newClient(apps[0]!);
+      for (const app of apps) assert.equal((await introspect(app, clientFields(other), address)).status, 200, 'another app at the address');
+    });
+
+    test('two instances sharing one Redis count the clients one address failed for together', async () => {
+      const address = newAddress();
+      const clients = Number(LIMITS.CLIENT_AUTH_CLIENTS_PER_ADDRESS);
+      const walked = (i: number) => ({ client_id: `walked-${i}-${address}`, client_secret: 'guess' });
+      for (let i = 0; i < clients; i++) {
+        for (let j = 0; j < 2; j++) assert.equal((await introspect(apps[(i + j) % 2]!, walked(i), address)).status, 401, `client ${i}, failure ${j}`);
+      }
+      await assertRateLimited(await introspect(apps[1]!, walked(clients), address), 'client-auth-address');
+      await assertRateLimited(await introspect(apps[1]!, clientFields(await newClient(apps[0]!)), address), 'client-auth-address');
     });
 
     test('two instances sharing one Redis count one client\'s pushes together', async () => {
@@ -220,7 +255,7 @@ async function settled(started: () => number, expected: number): Promise<void> {
 function checksUnderWay(name: string, make: () => RateLimiter & { close?(): Promise<void> }, skip: string | false) {
   describe(`checks of client secrets under way at once [${name}]`, { skip }, () => {
     const failures = 3;
-    const settings = { clientAuthFailuresPerAddress: failures, clientAuthFailuresPerClient: 1000, pushesPerMinutePerClient: 3, pushesPerMinutePerAddress: 3 };
+    const settings = { clientAuthFailuresPerAddress: failures, clientAuthClientsPerAddress: 1000, clientAuthFailuresPerClient: 1000, pushesPerMinutePerClient: 3, pushesPerMinutePerAddress: 3 };
     const credentials = { bodyClientId: 'client', bodySecret: 'secret', askedBy: { address: '192.0.2.1', fromBrowser: false } };
     const now = Date.UTC(2026, 10, 24, 8, 1, 0);
 
@@ -255,7 +290,7 @@ function checksUnderWay(name: string, make: () => RateLimiter & { close?(): Prom
       }
     });
 
-    test('a burst of wrong secrets is checked at most the failures per address plus the checks at once; those waiting are refused unchecked once the address is blocked', async () => {
+    test('a burst of wrong secrets for one client is checked at most its failures per address plus the checks at once; those waiting are refused unchecked once the address is blocked for it', async () => {
       const { limiter, check, started } = harness();
       try {
         const held = Array.from({ length: CLIENT_AUTH_CHECKS_AT_ONCE + 50 }, heldCheck);

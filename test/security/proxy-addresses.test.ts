@@ -62,3 +62,28 @@ test('an X-Forwarded-For entry whose port is not a port (above 65535) is not an 
   assert.equal(await addressSeen('1', '198.51.100.7:65536'), '127.0.0.1');
   assert.equal(await addressSeen('1', '[2001:db8::7]:99999'), '127.0.0.1');
 });
+
+/** The warnings the service logged while it answered `requests` (headers each) under `trustProxy`. */
+async function warningsFor(trustProxy: string, requests: Array<Record<string, string>>): Promise<Array<Record<string, unknown>>> {
+  const logLines: string[] = [];
+  const t = await startTestApp(temporarySqliteDatabase(), { env: { TRUST_PROXY: trustProxy }, logLines });
+  try {
+    for (const headers of requests) await (await fetch(`${t.baseUrl}/healthz`, { headers })).arrayBuffer();
+    return logLines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.level === 40);
+  } finally {
+    await t.close();
+  }
+}
+
+test('without TRUST_PROXY, the first request that carries X-Forwarded-For or Forwarded is warned of once, naming TRUST_PROXY and none of the header\'s values', async () => {
+  const forwarded = [{ forwarded: 'for=203.0.113.9' }, { 'x-forwarded-for': '203.0.113.9' }, { 'x-forwarded-for': '198.51.100.7, 203.0.113.9' }];
+  const warnings = await warningsFor('0', [{}, ...forwarded]);
+  assert.equal(warnings.length, 1, JSON.stringify(warnings));
+  const [warning] = warnings;
+  assert.equal(warning!.header, 'Forwarded');
+  assert.equal(warning!.peer, '127.0.0.1');
+  assert.match(String(warning!.msg), /TRUST_PROXY/);
+  assert.doesNotMatch(JSON.stringify(warning), /203\.0\.113\.9|198\.51\.100\.7/);
+  assert.deepEqual(await warningsFor('0', [{}, {}]), [], 'no header, no warning');
+  assert.deepEqual(await warningsFor('1', forwarded), [], 'a trusted proxy\'s header is expected');
+});

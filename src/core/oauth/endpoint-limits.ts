@@ -1,19 +1,28 @@
 /**
  * Rate limits of the endpoints where a client authenticates (token, PAR, revocation,
- * introspection; RFC 6749 2.3 and RFC 6819 5.1.4.2.3 and 5.2.3.7: guessing a client's secret must be slow)
+ * introspection; RFC 6749 2.3 and RFC 6819 4.3.5, 5.1.4.2.3 and 5.2.3.7: guessing a client's secret must be slow)
  * and of pushed authorization requests (RFC 9126 7.1 leaves their number to the server):
- * - failed client authentications (`invalid_client`), counted per address and per client in
- *   windows of `CLIENT_AUTH_WINDOW_SECONDS`. Successes never count, so an app's backend that
- *   refreshes for thousands of users from one address is never limited. An address past its
- *   limit is refused before any lookup until the window ends, whatever client it names. Once a
- *   client is past its own limit, an address that fails for it is refused for that client until
- *   the window ends: someone sending wrong secrets for a client never locks out the app itself,
- *   which does not fail, and a guesser spread over many addresses gets one guess per address
- *   and share (two, writing `Origin` on one of them).
+ * - failed client authentications (`invalid_client`) in windows of `CLIENT_AUTH_WINDOW_SECONDS`,
+ *   counted per address and the client it claims, per address in the clients it failed for, and
+ *   per client. Successes never count, so an app's backend that refreshes for thousands of users
+ *   from one address is never limited.
+ *   An address past its failures for one client is refused for that client, before any lookup,
+ *   until the window ends; the other apps behind it go on. RFC 6819 5.1.4.2.3 warns that locking
+ *   can be abused to lock out legitimate users: refused for the whole address, one app retrying a
+ *   rotated secret behind a cloud NAT, a cluster's egress or an office's proxy took every other
+ *   app behind it off their tokens for the window.
+ *   An address that has failed for more clients than `clientAuthClientsPerAddress` (counted by a
+ *   client's first failure from it in the window) is refused before any lookup until the window
+ *   ends, whatever client it names: one that walks through client_ids guesses no faster than the
+ *   two quotas' product.
+ *   Once a client is past its own limit, an address that fails for it is refused for that client
+ *   until the window ends: someone sending wrong secrets for a client never locks out the app
+ *   itself, which does not fail, and a guesser spread over many addresses gets one guess per
+ *   address and share (two, writing `Origin` on one of them).
  *   A request that offers no secret (`offersSecret`: a public client's, client_id alone) guesses
- *   none, so it is neither refused nor counted: otherwise another site's page could send 21
- *   failing requests from its visitors' browsers and lock every browser and native app at their
- *   address (a carrier's NAT included) out of their tokens for the window (attack58).
+ *   none, so it is neither refused nor counted: otherwise another site's page could send failing
+ *   requests naming unknown apps from its visitors' browsers and lock every browser and native app
+ *   at their address (a carrier's NAT included) out of their tokens for the window (attack58).
  * - at an address, what browsers send and what other programs send count apart (`addressShare`):
  *   every browser sends `Origin` with a POST and a page cannot remove it, so a page on another
  *   site that has its visitors' browsers send wrong secrets, or push for its own public app, uses
@@ -24,8 +33,9 @@
  *   rest wait their turn (at most `CLIENT_AUTH_CHECKS_WAITING`, then 429) and look again at the
  *   marks when it comes. Failures are known only once checked, so without this a burst sent at
  *   once was checked whole before its first failures were counted (issue 30); with it, a burst of
- *   wrong secrets is checked at most failures-per-address + `CLIENT_AUTH_CHECKS_AT_ONCE` times per
- *   instance, while an app's backend sending hundreds of right ones at once only waits.
+ *   wrong secrets for one client is checked at most its failures per address +
+ *   `CLIENT_AUTH_CHECKS_AT_ONCE` times per instance, while an app's backend sending hundreds of
+ *   right ones at once only waits.
  * - pushes, counted per client for a confidential client (its own backend's) and per address for
  *   a public client (which anyone can push for with its client_id), in windows of
  *   `PUSH_WINDOW_SECONDS`.
@@ -38,7 +48,7 @@ import { hash } from 'node:crypto';
 import { addressShare, siteShare } from '../addresses.js';
 import { OAuthError } from '../errors.js';
 import { rateLimitPolicyField, throttledHeaders } from '../rate-limit-fields.js';
-import type { RateLimiter } from '../rate-limiter.js';
+import type { RateLimitDecision, RateLimiter } from '../rate-limiter.js';
 import type { Instant } from '../time.js';
 import { type ClientCredentials, offersSecret } from './client-auth.js';
 import { isUnreviewedApp } from './client-metadata.js';
@@ -62,11 +72,13 @@ export const CLIENT_AUTH_CHECKS_WAITING = 1024;
 export type ClientEndpoint = 'token' | 'par' | 'revoke' | 'introspect';
 
 /** What refused a request: the metrics' `scope` and the RateLimit fields' policy name. */
-export type OAuthLimit = 'client-auth-address' | 'client-auth-checks' | 'client-auth-client' | 'push-address' | 'push-client';
+export type OAuthLimit = 'client-auth-address' | 'client-auth-address-client' | 'client-auth-checks' | 'client-auth-client' | 'push-address' | 'push-client';
 
 export interface OAuthLimitSettings {
-  /** CLIENT_AUTH_FAILURES_PER_ADDRESS: failed client authentications per address and window. */
+  /** CLIENT_AUTH_FAILURES_PER_ADDRESS: failed authentications of one client from one address per window. */
   readonly clientAuthFailuresPerAddress: number;
+  /** CLIENT_AUTH_CLIENTS_PER_ADDRESS: clients one address may fail to authenticate per window. */
+  readonly clientAuthClientsPerAddress: number;
   /** CLIENT_AUTH_FAILURES_PER_CLIENT: failed authentications of one client per window. */
   readonly clientAuthFailuresPerClient: number;
   /** PAR_PER_MINUTE_PER_CLIENT: pushes of one client a minute. */
@@ -76,7 +88,8 @@ export interface OAuthLimitSettings {
 }
 
 const DESCRIPTIONS: Readonly<Record<OAuthLimit, string>> = {
-  'client-auth-address': 'Too many failed client authentications from this address; wait for Retry-After seconds, then check the client_id and client secret.',
+  'client-auth-address': 'Too many clients failed to authenticate from this address; wait for Retry-After seconds, then check the client_id and client secret.',
+  'client-auth-address-client': 'Too many failed authentications of this client from this address; it is refused for this client until Retry-After seconds pass. Check the client secret (Settings > Developer applications).',
   'client-auth-checks': 'Too many client authentications from this address are waiting to be checked; retry after Retry-After seconds.',
   'client-auth-client': 'Too many failed authentications of this client; this address is refused for it until Retry-After seconds pass. Check the client secret (Settings > Developer applications).',
   'push-address': 'Too many pushed authorization requests from this address this minute; retry after Retry-After seconds.',
@@ -89,6 +102,15 @@ function claimedClientId(credentials: ClientCredentials): string | undefined {
 }
 
 /**
+ * The claimed client as the per-address marks and counters name it: an unreadable Authorization
+ * header names none, and all such requests of an address count as one client (`-`, which no
+ * `clientKey` is).
+ */
+function claimedClientKey(clientId: string | undefined): string {
+  return clientId === undefined ? '-' : clientKey(clientId);
+}
+
+/**
  * A claimed client_id as the marks and counters name it: a short hash, so a mark costs the same
  * for a client_id of any length (a request may claim one of several kilobytes).
  */
@@ -96,16 +118,25 @@ function clientKey(clientId: string): string {
   return hash('sha256', clientId, 'base64url').slice(0, 22);
 }
 
+/** Whether `decision` counted the first hit of its key in the window. */
+function firstInWindow(decision: RateLimitDecision): boolean {
+  return decision.allowed && decision.remaining === decision.limit - 1;
+}
+
 /** RFC 6749 2.3: `invalid_client` is the one answer to a failed client authentication. */
 function failedClientAuthentication(error: unknown): boolean {
   return error instanceof OAuthError && error.code === 'invalid_client';
 }
 
-/** Marks held at most before they are forgotten at once: keys of at most about 70 characters, about 12 MB. */
+/** Marks held at most before they are forgotten at once: keys of at most about 80 characters, about 13 MB. */
 const MAX_BLOCKS = 100_000;
 
 export class OAuthEndpointLimits {
-  /** `address:<key>` or `client:<clientKey>:<key>`, to the end of their window (epoch seconds). */
+  /**
+   * `address:<key>`, `address-client:<claimed>:<key>` (refused for a client by its own failures
+   * from there) or `client:<clientKey>:<key>` (by the client's failures from anywhere), to the end
+   * of their window (epoch seconds).
+   */
   private readonly blockedUntil = new Map<string, number>();
   /** Per address key: checks under way, and the requests waiting for a turn, first come first served. */
   private readonly turns = new Map<string, { active: number; waiting: Array<() => void> }>();
@@ -126,29 +157,39 @@ export class OAuthEndpointLimits {
     if (!offersSecret(credentials)) return work();
     const key = addressShare(credentials.askedBy);
     const clientId = claimedClientId(credentials);
-    const client = clientId === undefined ? undefined : clientKey(clientId);
-    const pair = client === undefined ? undefined : `client:${client}:${key}`;
-    this.refuseBlocked(endpoint, `address:${key}`, 'client-auth-address', now);
-    if (pair !== undefined) this.refuseBlocked(endpoint, pair, 'client-auth-client', now);
+    const claimed = claimedClientKey(clientId);
+    this.refuseMarked(endpoint, key, claimed, now);
     if (!(await this.takeTurn(key))) this.refuse(endpoint, 'client-auth-checks', Math.floor(now / 1000) + 1, now);
     try {
       // The failures counted while this request waited may have refused the address by now.
-      this.refuseBlocked(endpoint, `address:${key}`, 'client-auth-address', now);
-      if (pair !== undefined) this.refuseBlocked(endpoint, pair, 'client-auth-client', now);
+      this.refuseMarked(endpoint, key, claimed, now);
       return await work();
     } catch (error) {
       if (!failedClientAuthentication(error)) throw error;
-      const byAddress = await this.limiter.hit(`client-auth:address:${key}`, this.settings.clientAuthFailuresPerAddress, CLIENT_AUTH_WINDOW_SECONDS, now);
-      if (!byAddress.allowed) this.block(endpoint, `address:${key}`, 'client-auth-address', byAddress.resetAt, now);
-      if (pair !== undefined) {
-        const byClient = await this.limiter.hit(`client-auth:client:${client}`, this.settings.clientAuthFailuresPerClient, CLIENT_AUTH_WINDOW_SECONDS, now);
-        if (!byClient.allowed) this.block(endpoint, pair, 'client-auth-client', byClient.resetAt, now);
+      const { clientAuthFailuresPerAddress, clientAuthClientsPerAddress, clientAuthFailuresPerClient } = this.settings;
+      const byPair = await this.limiter.hit(`client-auth:address-client:${key}:${claimed}`, clientAuthFailuresPerAddress, CLIENT_AUTH_WINDOW_SECONDS, now);
+      // A client's first failure from the address in the window is one more client it failed for.
+      if (firstInWindow(byPair)) {
+        const byAddress = await this.limiter.hit(`client-auth:clients:${key}`, clientAuthClientsPerAddress, CLIENT_AUTH_WINDOW_SECONDS, now);
+        if (!byAddress.allowed) this.block(endpoint, `address:${key}`, 'client-auth-address', byAddress.resetAt, now);
+      }
+      if (!byPair.allowed) this.block(endpoint, `address-client:${claimed}:${key}`, 'client-auth-address-client', byPair.resetAt, now);
+      if (clientId !== undefined) {
+        const byClient = await this.limiter.hit(`client-auth:client:${claimed}`, clientAuthFailuresPerClient, CLIENT_AUTH_WINDOW_SECONDS, now);
+        if (!byClient.allowed) this.block(endpoint, `client:${claimed}:${key}`, 'client-auth-client', byClient.resetAt, now);
       }
       throw error;
     } finally {
       // After the failure is counted (and the address perhaps blocked), so the next in line sees it.
       this.giveTurn(key);
     }
+  }
+
+  /** Refuses a request from `key`'s address claiming `claimed` while a mark for either stands. */
+  private refuseMarked(endpoint: ClientEndpoint, key: string, claimed: string, now: Instant): void {
+    this.refuseBlocked(endpoint, `address:${key}`, 'client-auth-address', now);
+    this.refuseBlocked(endpoint, `address-client:${claimed}:${key}`, 'client-auth-address-client', now);
+    this.refuseBlocked(endpoint, `client:${claimed}:${key}`, 'client-auth-client', now);
   }
 
   /** A turn to check a secret for `key`'s address: at once, after a wait, or `false` when too many wait. */
@@ -200,7 +241,8 @@ export class OAuthEndpointLimits {
 
   private quota(limit: OAuthLimit): number {
     switch (limit) {
-      case 'client-auth-address': return this.settings.clientAuthFailuresPerAddress;
+      case 'client-auth-address': return this.settings.clientAuthClientsPerAddress;
+      case 'client-auth-address-client': return this.settings.clientAuthFailuresPerAddress;
       case 'client-auth-checks': return CLIENT_AUTH_CHECKS_AT_ONCE + CLIENT_AUTH_CHECKS_WAITING;
       case 'client-auth-client': return this.settings.clientAuthFailuresPerClient;
       case 'push-address': return this.settings.pushesPerMinutePerAddress;
