@@ -5,7 +5,7 @@
  * address a notice, so a hijacker cannot move the account's mail away quietly.
  */
 import { createHmac } from 'node:crypto';
-import { domainToASCII } from 'node:url';
+import { domainToASCII, domainToUnicode } from 'node:url';
 import { siteUrls } from '../urls.js';
 import { constantTimeEqual, generateOpaqueId, hashSecret } from '../credentials/formats.js';
 import { InputError } from '../errors.js';
@@ -81,21 +81,39 @@ export function emailKey(address: string): string {
  * pass count it (T65): as read (`readEmailAddress`), lower-cased, with no subaddress (what follows
  * a `+` in the local part, RFC 5233 section 1), no final dot of the domain, the domain in its
  * IDNA ASCII form (UTS #46 ToASCII: `例子.com` and `xn--fsqu00a.com` are one domain in DNS, so one
- * mailbox; a domain IDNA refuses is kept as read), and, at Gmail, which reads none, no dots in the
- * local part and one domain for gmail.com and googlemail.com. Counted by the address as typed, one
- * account mailed a stranger's inbox three times a spelling, as many spellings as it liked.
+ * mailbox; a domain IDNA refuses, or maps to one the mail does not go to, is kept as read:
+ * `asciiDomain`), and, at Gmail, which reads none, no dots in the local part and one domain for
+ * gmail.com and googlemail.com. Counted by the address as typed, one account mailed a stranger's
+ * inbox three times a spelling, as many spellings as it liked.
  */
 export function mailboxKey(address: string): string {
   const key = emailKey(readEmailAddress(address));
   const at = key.lastIndexOf('@');
   let local = key.slice(0, at);
-  const read = key.slice(at + 1).replace(/\.+$/, '');
-  let domain = domainToASCII(read) || read;
+  let domain = asciiDomain(key.slice(at + 1).replace(/\.+$/, ''));
   const plus = local.indexOf('+');
   if (plus > 0) local = local.slice(0, plus);
   if (domain === 'googlemail.com') domain = 'gmail.com';
   if (domain === 'gmail.com') local = local.replace(/\./g, '');
   return `${local}@${domain}`;
+}
+
+/**
+ * A domain in its IDNA ASCII form (UTS #46 ToASCII) where that is the domain its mail goes to,
+ * else as read. The mail transport punycodes each label as it stands, so a label IDNA would first
+ * map (a `%` escape it decodes, a variation selector or combining grapheme joiner it drops, a
+ * number it reads as an IPv4 address) names another domain: counted as the one it maps to, mail
+ * that never reaches a mailbox used up its limit, and its holder got no "Not you?" link (T65).
+ * Each label must be its ASCII form, or the Unicode form that ASCII form stands for.
+ */
+function asciiDomain(read: string): string {
+  const ascii = domainToASCII(read);
+  const labels = read.split('.');
+  const asciiLabels = ascii.split('.');
+  const unicodeLabels = domainToUnicode(ascii).split('.');
+  const asMailed = ascii !== '' && asciiLabels.length === labels.length
+    && labels.every((label, i) => label === asciiLabels[i] || label === unicodeLabels[i]);
+  return asMailed ? ascii : read;
 }
 
 /**
