@@ -32,8 +32,12 @@ function mailOptions(from: string, message: MailMessage): nodemailer.SendMailOpt
   };
 }
 
-/** The SMTP commands whose refusal is the mail's own (its sender, recipient or data), not the site's sign-in or connection. */
-const MAIL_COMMANDS = new Set(['MAIL FROM', 'RCPT TO', 'DATA']);
+/**
+ * The SMTP commands whose refusal is the mail's own (its recipient or its data). A refusal of
+ * `MAIL FROM` is of the site's sender, the same for every mail (a `MAIL_FROM` the relay does not
+ * take), as one of its sign-in or connection is: the site's to fix, not its reader's address.
+ */
+const RECIPIENT_COMMANDS = new Set(['RCPT TO', 'DATA']);
 
 /**
  * A server's reply code, when its reply starts with one: three digits, the first 2 to 5 (RFC 5321
@@ -60,7 +64,7 @@ function failure(error: unknown): Extract<MailOutcome, { sent: false }> {
   return {
     sent: false,
     error: `${typeof code === 'string' ? code : 'error'}: ${step} answered ${reply ?? 'without a reply code'}${enhanced ? ` ${enhanced}` : ''}`,
-    replyCode: replyCode !== null && replyCode >= 400 && typeof command === 'string' && MAIL_COMMANDS.has(command) ? replyCode : null,
+    replyCode: replyCode !== null && replyCode >= 400 && typeof command === 'string' && RECIPIENT_COMMANDS.has(command) ? replyCode : null,
   };
 }
 

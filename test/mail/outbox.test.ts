@@ -237,6 +237,25 @@ forEachDatabase('mail outbox', (database) => {
     }
   });
 
+  test('a server that refuses the site\'s own sender (a 5yz to MAIL FROM) refuses no recipient: the mail is tried again, with no reply code to tell its reader of', async () => {
+    const server = new SMTPServer({
+      disabledCommands: ['STARTTLS', 'AUTH'], logger: false,
+      onMailFrom: (_address, _session, callback) => callback(Object.assign(new Error('5.7.1 sender address rejected'), { responseCode: 553 })),
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const m = mail();
+      await queue(m);
+      const transport = new SmtpTransport(`smtp://127.0.0.1:${(server.server.address() as AddressInfo).port}`, 'no-reply@example.test');
+      const pass = await sendDueMail({ stores: t.deps.stores, clock: t.clock }, transport, { info: () => {}, warn: () => {}, error: () => {} });
+      assert.deepEqual([pass.retrying, pass.abandoned], [1, 0], 'tried again, as a wrong SMTP password is');
+      const waiting = await row(m.to);
+      assert.deepEqual([waiting.abandoned_at, waiting.reply_code], [null, null]);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
   test('the janitor deletes sent and given-up mails after the audit window, never a waiting one', async () => {
     const sent = mail();
     await queue(sent);
