@@ -147,7 +147,8 @@ async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, add
 }
 
 export type EmailChange =
-  | { ok: true; changed: true }
+  /** `cancelled`: the pending change dropped by mailing the verified address a new link (its last mail refused), if one was waiting. */
+  | { ok: true; changed: true; cancelled: string | null }
   /** The verified address again: nothing to mail; `cancelled` is the pending change it dropped, if one was waiting. */
   | { ok: true; changed: false; cancelled: string | null }
   | { ok: false; reason: 'no_mail' }
@@ -184,7 +185,7 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
     const hit = await deps.limiter.hit(key, limit, seconds, now);
     if (!hit.allowed) return { ...throttled(hit, now), byAddress };
   }
-  const asked = await deps.stores.transaction(async (tx) => {
+  const { asked, cancelled } = await deps.stores.transaction(async (tx) => {
     const { email: row, changeStarted } = await tx.memberEmails.set(user.id, address, pageLocale, deps.clock.now());
     const locale = mailLocale(user, pageLocale);
     await mailVerificationLink(deps, tx, user, address, locale);
@@ -195,11 +196,13 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
       // The nickname, isolated where it could reorder the greeting (UAX #9, `isolated`).
       await deps.mailer.send(tx, { to: row.address, userId: user.id, locale, name: 'noticeEmailChanged', values: { name: isolated(user.nickname), settingsLink: siteUrls(deps.settings.baseUrl).emailSettings() } }, deps.clock.now());
     }
+    // The verified address again drops a change waiting (`set`), as keeping it does: the page says which.
+    const dropped = row.verifiedAt !== null && row.pending === null && emailKey(row.address) === emailKey(address) ? current?.pending ?? null : null;
     // The security log's `email.changed` is a change asked: a new pending address, or a new address not verified.
-    return changeStarted || (row.verifiedAt === null && (current === undefined || emailKey(current.address) !== emailKey(address)));
+    return { asked: changeStarted || (row.verifiedAt === null && (current === undefined || emailKey(current.address) !== emailKey(address))), cancelled: dropped };
   });
   if (asked) await deps.securityLog.record({ userId: user.id, kind: 'email.changed', origin });
-  return { ok: true, changed: true };
+  return { ok: true, changed: true, cancelled };
 }
 
 /** An address of the member's whose newest mail its server refused, and the server's reply code (never its words). */
