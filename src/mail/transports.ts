@@ -32,27 +32,39 @@ function mailOptions(from: string, message: MailMessage): nodemailer.SendMailOpt
   };
 }
 
-/** The SMTP commands whose refusal is the mail's own (its sender, recipient or data), not the site's sign-in or connection. */
-const MAIL_COMMANDS = new Set(['MAIL FROM', 'RCPT TO', 'DATA']);
+/**
+ * The SMTP commands whose refusal is the mail's own (its recipient or its data). A refusal of
+ * `MAIL FROM` is of the site's sender, the same for every mail (a `MAIL_FROM` the relay does not
+ * take), as one of its sign-in or connection is: the site's to fix, not its reader's address.
+ */
+const RECIPIENT_COMMANDS = new Set(['RCPT TO', 'DATA']);
+
+/**
+ * A server's reply code, when its reply starts with one: three digits, the first 2 to 5 (RFC 5321
+ * section 4.2). nodemailer reads any run of digits as the code, and a broken or hostile relay may
+ * answer with ten digits or none.
+ */
+const REPLY = /^([2-5]\d{2})(?:[ -]([245]\.\d{1,3}\.\d{1,3})\b|(?!\d))/;
 
 /**
  * What went wrong, without the message, and the server's reply code when it refused the mail
- * (`MailOutcome`). A server's reply is named by its code and enhanced status code (RFC 3463)
- * alone: its text is the server's to write, and often quotes the recipient's address.
+ * (`MailOutcome`: a `4yz` or `5yz`). A server's reply is named by its code and enhanced status code
+ * (RFC 3463) alone, and nodemailer's own words, which quote the reply, are dropped with it: the
+ * reply's text is the server's to write, and often quotes the recipient's address.
  */
 function failure(error: unknown): Extract<MailOutcome, { sent: false }> {
   if (!(error instanceof Error)) return { sent: false, error: String(error), replyCode: null };
-  const { code, command, response, responseCode } = error as { code?: unknown; command?: unknown; response?: unknown; responseCode?: unknown };
-  const name = typeof code === 'string' ? code : 'error';
-  if (typeof response !== 'string' || typeof responseCode !== 'number') {
+  const { code, command, response } = error as { code?: unknown; command?: unknown; response?: unknown };
+  if (typeof response !== 'string') {
     return { sent: false, error: typeof code === 'string' ? `${code}: ${error.message}` : error.message, replyCode: null };
   }
-  const enhanced = /^\d{3}[ -]([245]\.\d{1,3}\.\d{1,3})\b/.exec(response)?.[1];
+  const [, reply, enhanced] = REPLY.exec(response) ?? [];
+  const replyCode = reply === undefined ? null : Number(reply);
   const step = typeof command === 'string' ? command : 'a command';
   return {
     sent: false,
-    error: `${name}: ${step} answered ${responseCode}${enhanced ? ` ${enhanced}` : ''}`,
-    replyCode: typeof command === 'string' && MAIL_COMMANDS.has(command) ? responseCode : null,
+    error: `${typeof code === 'string' ? code : 'error'}: ${step} answered ${reply ?? 'without a reply code'}${enhanced ? ` ${enhanced}` : ''}`,
+    replyCode: replyCode !== null && replyCode >= 400 && typeof command === 'string' && RECIPIENT_COMMANDS.has(command) ? replyCode : null,
   };
 }
 

@@ -426,7 +426,7 @@ export interface MailOutboxTable {
   last_error: string | null;
   sent_at: number | null;
   abandoned_at: number | null;
-  /** The SMTP reply with which the server refused a mail given up (MAIL, RCPT or DATA); null for any other row. */
+  /** The SMTP reply with which the server refused a mail given up (RCPT or DATA); null for any other row. */
   reply_code: number | null;
 }
 

@@ -25,3 +25,11 @@ test('mailboxKey keeps the domain as read when IDNA refuses it', () => {
 test('mailboxKey still reads Gmail as one mailbox once its domain passes IDNA', () => {
   assert.equal(mailboxKey('n.a.me+x@ＧＯＯＧＬＥＭＡＩＬ.com'), 'name@gmail.com');
 });
+
+test('mailboxKey reads a domain by IDNA only where the mail goes to that domain: a label IDNA first maps is kept as read', () => {
+  // The transport punycodes each label as it stands: these mails go to other domains than example.com.
+  for (const domain of ['ex%61mple.com', 'exa\ufe0fmple.com', 'exa\u034fmple.com', 'exa\u{e0100}mple.com', '0x7f.1']) {
+    assert.equal(mailboxKey(`name@${domain}`), `name@${domain}`, domain);
+  }
+  assert.notEqual(mailboxKey('name@ꮳꮤ.com'), mailboxKey('name@xn--nbe3a.com'), 'a Cherokee label IDNA folds to its capitals');
+});

@@ -8,14 +8,14 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, type Socket, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { loadSettings } from '../../src/config/settings.js';
-import { MAIL_FIRST_RETRY_MS, MAIL_MAX_AGE_MS } from '../../src/core/mail/outbox.js';
+import { MAIL_FIRST_RETRY_MS, MAIL_MAX_AGE_MS, sendDueMail } from '../../src/core/mail/outbox.js';
 import type { NewOutgoingMail } from '../../src/core/mail/ports.js';
 import { EmlFileTransport, SmtpTransport } from '../../src/mail/transports.js';
 import { type TestAppWithSmtp, startAppWithSmtp } from '../support/app.js';
@@ -35,6 +35,36 @@ function mail(overrides: Partial<NewOutgoingMail> = {}): NewOutgoingMail & { lin
     kind: 'test',
     link,
     ...overrides,
+  };
+}
+
+/**
+ * An SMTP server that answers every RCPT with `rcptReply`, a line of its own making (a reply code of
+ * ten digits, or none): what a broken or hostile relay may send, which `smtp-server` never writes.
+ */
+async function hostileSmtp(rcptReply: string): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.setEncoding('utf8');
+    socket.write('220 hostile ESMTP\r\n');
+    let buffer = '';
+    socket.on('data', (chunk: string) => {
+      buffer += chunk;
+      for (let end = buffer.indexOf('\r\n'); end >= 0; end = buffer.indexOf('\r\n')) {
+        const command = buffer.slice(0, end).toUpperCase();
+        buffer = buffer.slice(end + 2);
+        if (command.startsWith('RCPT')) socket.write(`${rcptReply}\r\n`);
+        else if (command.startsWith('QUIT')) socket.end('221 bye\r\n');
+        else socket.write('250 ok\r\n');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => { for (const socket of sockets) socket.destroy(); server.close(() => resolve()); }),
   };
 }
 
@@ -180,6 +210,50 @@ forEachDatabase('mail outbox', (database) => {
     const given = await row(m.to);
     assert.ok(given.abandoned_at !== null);
     assert.equal(given.reply_code, null);
+  });
+
+  test('a server\'s reply is kept by its three-digit 4yz or 5yz code alone (RFC 5321 4.2): a reply of more digits or none carries no reply code, its mail is given up after a day like any other, and its words reach neither the log nor the outbox', async () => {
+    const words = `words ${randomBytes(4).toString('hex')}`;
+    const lines: string[] = [];
+    const log = { info: (d: object, m: string) => lines.push(`${m} ${JSON.stringify(d)}`), warn: (d: object, m: string) => lines.push(`${m} ${JSON.stringify(d)}`), error: (d: object, m: string) => lines.push(`${m} ${JSON.stringify(d)}`) };
+    for (const answer of [(to: string) => `9999999999 5.1.1 <${to}> ${words}`, (to: string) => `refused <${to}> ${words}`, (to: string) => `5 <${to}> ${words}`]) {
+      const m = mail();
+      const server = await hostileSmtp(answer(m.to));
+      try {
+        await queue(m);
+        const transport = new SmtpTransport(`smtp://127.0.0.1:${server.port}`, 'no-reply@example.test');
+        for (let i = 0; i < 100 && (await row(m.to)).abandoned_at === null; i += 1) {
+          await sendDueMail({ stores: t.deps.stores, clock: t.clock }, transport, log);
+          t.clock.advance(3600 * 1000);
+        }
+      } finally {
+        await server.close();
+      }
+      const given = await row(m.to);
+      assert.ok(given.abandoned_at !== null, `${answer(m.to)}: given up`);
+      assert.equal(given.reply_code, null, answer(m.to));
+      const kept = `${lines.join('\n')}\n${given.last_error}`;
+      for (const secret of [m.to, words]) assert.ok(!kept.includes(secret), `the log or the outbox holds ${secret}`);
+    }
+  });
+
+  test('a server that refuses the site\'s own sender (a 5yz to MAIL FROM) refuses no recipient: the mail is tried again, with no reply code to tell its reader of', async () => {
+    const server = new SMTPServer({
+      disabledCommands: ['STARTTLS', 'AUTH'], logger: false,
+      onMailFrom: (_address, _session, callback) => callback(Object.assign(new Error('5.7.1 sender address rejected'), { responseCode: 553 })),
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const m = mail();
+      await queue(m);
+      const transport = new SmtpTransport(`smtp://127.0.0.1:${(server.server.address() as AddressInfo).port}`, 'no-reply@example.test');
+      const pass = await sendDueMail({ stores: t.deps.stores, clock: t.clock }, transport, { info: () => {}, warn: () => {}, error: () => {} });
+      assert.deepEqual([pass.retrying, pass.abandoned], [1, 0], 'tried again, as a wrong SMTP password is');
+      const waiting = await row(m.to);
+      assert.deepEqual([waiting.abandoned_at, waiting.reply_code], [null, null]);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   test('the janitor deletes sent and given-up mails after the audit window, never a waiting one', async () => {

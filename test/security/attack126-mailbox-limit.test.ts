@@ -85,4 +85,16 @@ forEachDatabase('attack126: the verification mails of one mailbox', (database) =
     }
     assert.equal((await visitor.post('/settings/email', { email: `${name}@XN--FSQU00A.test` })).status, 429, 'a fourth spelling of the mailbox is one mail too many');
   });
+
+  test('the per-address limit counts a domain by IDNA only as mail reaches it: a spelling IDNA maps (a % escape, a variation selector) mails another domain, and uses up nothing of the mailbox it reads as', async () => {
+    const name = `e${randomBytes(5).toString('hex')}`;
+    const mailbox = `${name}@example.test`;
+    const stranger = await member();
+    for (const spelling of [`${name}@ex%61mple.test`, `${name}@exampl%65.test`, `${name}@exa\ufe0fmple.test`]) {
+      assert.equal((await stranger.post('/settings/email', { email: spelling })).status, 200, spelling);
+    }
+    await deliverMail(t);
+    assert.equal(t.smtp.to(mailbox).length, 0, 'no mail, so no "Not you?" link, reached the mailbox');
+    assert.equal((await (await member()).post('/settings/email', { email: mailbox })).status, 200, 'its owner adds it');
+  });
 });

@@ -100,6 +100,21 @@ forEachDatabase('mail its server refused, on the e-mail settings', (database) =>
     assert.equal(undeliveredCode(await settings(visitor), to), undefined);
   });
 
+  test('saving the verified address again for a new link drops the change waiting, and the page says so, as keeping the address does', async () => {
+    const visitor = await member();
+    const to = await verifiedAddress(t, visitor);
+    t.smtp.refuse(to, 550, '5.1.1 no such user');
+    const other = address();
+    assert.equal((await visitor.post('/settings/email', { email: other })).status, 200);
+    await deliverMail(t);
+    assert.equal(undeliveredCode(await settings(visitor), to), '550');
+    t.smtp.accept(to);
+    const again = await visitor.post('/settings/email', { email: to });
+    assert.equal(again.status, 200);
+    assert.ok(!again.text.includes(`value="${other}"`), 'the change is no longer waiting');
+    assert.match(again.text, new RegExp(`The change to ${other.replace('.', '\\.')} is cancelled`));
+  });
+
   test('a verification mail refused for now (4yz) for a day and given up says so too, with its last reply code', async () => {
     const visitor = await member();
     const to = address();

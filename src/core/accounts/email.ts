@@ -5,7 +5,7 @@
  * address a notice, so a hijacker cannot move the account's mail away quietly.
  */
 import { createHmac } from 'node:crypto';
-import { domainToASCII } from 'node:url';
+import { domainToASCII, domainToUnicode } from 'node:url';
 import { siteUrls } from '../urls.js';
 import { constantTimeEqual, generateOpaqueId, hashSecret } from '../credentials/formats.js';
 import { InputError } from '../errors.js';
@@ -83,21 +83,39 @@ export function emailKey(address: string): string {
  * pass count it (T65): as read (`readEmailAddress`), lower-cased, with no subaddress (what follows
  * a `+` in the local part, RFC 5233 section 1), no final dot of the domain, the domain in its
  * IDNA ASCII form (UTS #46 ToASCII: `例子.com` and `xn--fsqu00a.com` are one domain in DNS, so one
- * mailbox; a domain IDNA refuses is kept as read), and, at Gmail, which reads none, no dots in the
- * local part and one domain for gmail.com and googlemail.com. Counted by the address as typed, one
- * account mailed a stranger's inbox three times a spelling, as many spellings as it liked.
+ * mailbox; a domain IDNA refuses, or maps to one the mail does not go to, is kept as read:
+ * `asciiDomain`), and, at Gmail, which reads none, no dots in the local part and one domain for
+ * gmail.com and googlemail.com. Counted by the address as typed, one account mailed a stranger's
+ * inbox three times a spelling, as many spellings as it liked.
  */
 export function mailboxKey(address: string): string {
   const key = emailKey(readEmailAddress(address));
   const at = key.lastIndexOf('@');
   let local = key.slice(0, at);
-  const read = key.slice(at + 1).replace(/\.+$/, '');
-  let domain = domainToASCII(read) || read;
+  let domain = asciiDomain(key.slice(at + 1).replace(/\.+$/, ''));
   const plus = local.indexOf('+');
   if (plus > 0) local = local.slice(0, plus);
   if (domain === 'googlemail.com') domain = 'gmail.com';
   if (domain === 'gmail.com') local = local.replace(/\./g, '');
   return `${local}@${domain}`;
+}
+
+/**
+ * A domain in its IDNA ASCII form (UTS #46 ToASCII) where that is the domain its mail goes to,
+ * else as read. The mail transport punycodes each label as it stands, so a label IDNA would first
+ * map (a `%` escape it decodes, a variation selector or combining grapheme joiner it drops, a
+ * number it reads as an IPv4 address) names another domain: counted as the one it maps to, mail
+ * that never reaches a mailbox used up its limit, and its holder got no "Not you?" link (T65).
+ * Each label must be its ASCII form, or the Unicode form that ASCII form stands for.
+ */
+function asciiDomain(read: string): string {
+  const ascii = domainToASCII(read);
+  const labels = read.split('.');
+  const asciiLabels = ascii.split('.');
+  const unicodeLabels = domainToUnicode(ascii).split('.');
+  const asMailed = ascii !== '' && asciiLabels.length === labels.length
+    && labels.every((label, i) => label === asciiLabels[i] || label === unicodeLabels[i]);
+  return asMailed ? ascii : read;
 }
 
 /**
@@ -131,7 +149,8 @@ async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, add
 }
 
 export type EmailChange =
-  | { ok: true; changed: true }
+  /** `cancelled`: the pending change dropped by mailing the verified address a new link (its last mail refused), if one was waiting. */
+  | { ok: true; changed: true; cancelled: string | null }
   /** The verified address again: nothing to mail; `cancelled` is the pending change it dropped, if one was waiting. */
   | { ok: true; changed: false; cancelled: string | null }
   | { ok: false; reason: 'no_mail' }
@@ -168,7 +187,7 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
     const hit = await deps.limiter.hit(key, limit, seconds, now);
     if (!hit.allowed) return { ...throttled(hit, now), byAddress };
   }
-  const asked = await deps.stores.transaction(async (tx) => {
+  const { asked, cancelled } = await deps.stores.transaction(async (tx) => {
     const { email: row, changeStarted } = await tx.memberEmails.set(user.id, address, pageLocale, deps.clock.now());
     const locale = mailLocale(user, pageLocale);
     await mailVerificationLink(deps, tx, user, address, locale);
@@ -179,11 +198,13 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
       // The nickname, isolated where it could reorder the greeting (UAX #9, `isolated`).
       await deps.mailer.send(tx, { to: row.address, userId: user.id, locale, name: 'noticeEmailChanged', values: { name: isolated(user.nickname), settingsLink: siteUrls(deps.settings.baseUrl).emailSettings() } }, deps.clock.now());
     }
+    // The verified address again drops a change waiting (`set`), as keeping it does: the page says which.
+    const dropped = row.verifiedAt !== null && row.pending === null && emailKey(row.address) === emailKey(address) ? current?.pending ?? null : null;
     // The security log's `email.changed` is a change asked: a new pending address, or a new address not verified.
-    return changeStarted || (row.verifiedAt === null && (current === undefined || emailKey(current.address) !== emailKey(address)));
+    return { asked: changeStarted || (row.verifiedAt === null && (current === undefined || emailKey(current.address) !== emailKey(address))), cancelled: dropped };
   });
   if (asked) await deps.securityLog.record({ userId: user.id, kind: 'email.changed', origin });
-  return { ok: true, changed: true };
+  return { ok: true, changed: true, cancelled };
 }
 
 /** An address of the member's whose newest mail its server refused, and the server's reply code (never its words). */

@@ -80,8 +80,8 @@ export type MailDelivery = { sent: true } | { sent: false; replyCode: number };
 
 /**
  * What an attempt came to. `replyCode`: the server's reply (RFC 5321 section 4.2) when it refused
- * the mail's sender, a recipient or its data (MAIL, RCPT, DATA), else `null` (it was not reached,
- * went away, or refused the site itself, as a sign-in).
+ * the mail's recipient or its data (RCPT, DATA), else `null` (it was not reached, went away, or
+ * refused the site itself: its sign-in, or its sender at MAIL).
  */
 export type MailOutcome = { sent: true } | { sent: false; error: string; replyCode: number | null };
 

@@ -63,6 +63,7 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
           ? context.t.text('recovery.emailChangeCancelled', { pending: changed.cancelled, address: email.address })
           : context.t.text('recovery.emailUnchanged')
         : email?.pending ? context.t.text('recovery.emailSentPending', { pending: email.pending, address: email.address })
+        : changed.cancelled !== null ? context.t.text('recovery.emailSentChangeCancelled', { pending: changed.cancelled, address: email?.address ?? value })
         : context.t.text('recovery.emailSent', { address: email?.address ?? value });
       return sendPage(reply, emailSettingsPage(context, { ...state, ...shown, notice: words }));
     } catch (error) {
