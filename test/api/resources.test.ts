@@ -11,6 +11,7 @@ import { MCP_PATH } from '../../src/core/api/resource.js';
 import { generateToken } from '../../src/core/credentials/formats.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { rawRequest } from '../support/raw-request.js';
+import { answersIn, exchange } from '../support/raw-socket.js';
 import { forEachDatabase } from '../support/databases.js';
 import { get, newAccessToken, newPersonalToken, newUser } from './fixtures.js';
 import { checkAgainstSchema, successSchema } from './schema-check.js';
@@ -435,6 +436,22 @@ forEachDatabase('resource API answers', (database) => {
     // A form without access_token is served as before.
     const answer = await fetch(userinfo, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Bearer ${token}` }, body: 'a=b' });
     assert.equal(answer.status, 200);
+  });
+
+  test('a form is known by its media type as the form parser reads it: blanks Node keeps around it (a no-break space) hide no access_token beside the header (RFC 6750 2, 3.1), nor a token sent in it alone', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newAccessToken(t.deps, user, 'openid profile:read');
+    // Latin-1 on the socket: 0xA0 is a no-break space, which Node leaves in the field's value and
+    // Fastify trims when it picks the form parser.
+    const post = async (fields: string, body: string) => answersIn((await exchange(t.baseUrl, `POST /api/oauth/userinfo HTTP/1.1\r\nHost: x\r\n${fields}Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`)).text)[0]!;
+    for (const type of ['application/x-www-form-urlencoded\u00a0', '\u00a0application/x-www-form-urlencoded', 'application/x-www-form-urlencoded\u00a0; charset=utf-8']) {
+      const beside = await post(`Authorization: Bearer ${token}\r\nContent-Type: ${type}\r\n`, 'access_token=svco_x');
+      assert.equal(beside.status, 400, `${JSON.stringify(type)} beside the header`);
+      assert.match(beside.body, /Authorization header and access_token in the form body/, JSON.stringify(type));
+      const alone = await post(`Content-Type: ${type}\r\n`, `access_token=${token}`);
+      assert.equal(alone.status, 401, `${JSON.stringify(type)} alone`);
+      assert.match(alone.body, /Tokens in the query string or a form body are not accepted/, JSON.stringify(type));
+    }
   });
 
   test('UserInfo refuses a POST whose body is neither a form nor absent: 400 invalid_request with the challenge, its body unread (OIDC Core 5.3.1, RFC 6750 2.2 and 3.1); a POST with no body is served', async () => {

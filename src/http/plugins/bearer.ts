@@ -80,16 +80,17 @@ function tokenOutsideHeader(request: FastifyRequest): 'query' | 'form' | undefin
   // The parameter as the query is read (`queryCarriesToken`), the same test as beside the header:
   // `access%5Ftoken=` or a bare `access_token` is the parameter too, told so, never "no token".
   if (queryCarriesToken(request)) return 'query';
-  return request.method === 'POST' && isForm(request.headers['content-type']) ? 'form' : undefined;
+  return request.method === 'POST' && isForm(request) ? 'form' : undefined;
 }
 
 /**
- * Whether a Content-Type names a form, in any case: a media type's type and subtype are
- * case-insensitive (RFC 9110 8.3.1), and the form parsers read `Application/X-WWW-Form-Urlencoded`
- * as one, whose token was taken for none.
+ * Whether the request's body is a form as the form parsers read it: by Fastify's reading of its
+ * Content-Type (`request.mediaType`, the one that picks the parser), so a form is never taken for
+ * another type. A media type is case-insensitive (RFC 9110 8.3.1), and Fastify trims every blank
+ * around it, a no-break space too: a form the parser reads is judged here, whatever surrounds it.
  */
-function isForm(contentType: string | undefined): boolean {
-  return /^application\/x-www-form-urlencoded[\t ]*(?:;|$)/i.test(contentType ?? '');
+export function isForm(request: FastifyRequest): boolean {
+  return request.mediaType === 'application/x-www-form-urlencoded';
 }
 
 /**
@@ -257,7 +258,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
       if (scope === undefined || bearerOptional) return undefined;
       const { bearer } = request;
       if (bearer === undefined) return admit(request, reply, scope, carriesToken(request.body) ? 'token' : undefined);
-      if (request.method !== 'POST' || !isForm(request.headers['content-type']) || !carriesToken(request.body)) return undefined;
+      if (request.method !== 'POST' || !isForm(request) || !carriesToken(request.body)) return undefined;
       return refuse(bearer.scheme === 'DPoP' ? BEARER_REFUSALS.alsoInFormDpop : BEARER_REFUSALS.alsoInForm, request, reply);
     });
   }
