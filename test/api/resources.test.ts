@@ -480,6 +480,26 @@ forEachDatabase('resource API answers', (database) => {
     }
   });
 
+  test('UserInfo refuses a POST whose Content-Type names no media type (empty, no type/subtype, a list) as it refuses any type but a form: 400 invalid_request with the challenge, not a 415 without one (OIDC Core 5.3.1, RFC 6750 3.1)', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newAccessToken(t.deps, user, 'openid profile:read');
+    for (const contentType of ['', 'form', 'application/x-www-form-urlencoded, application/json']) {
+      const asked = JSON.stringify(contentType);
+      const answer = await rawRequest('POST', `${t.baseUrl}/api/oauth/userinfo`, ['Authorization', `Bearer ${token}`, 'Content-Type', contentType], 'a=b');
+      assert.equal(answer.status, 400, asked);
+      assert.match(String(answer.headers['www-authenticate']), /^Bearer realm="api", error="invalid_request"/, asked);
+      assert.match((JSON.parse(answer.body) as { error_description: string }).error_description, /A POST to UserInfo carries no body or a form/, asked);
+    }
+  });
+
+  test('a preflight (OPTIONS) to UserInfo is answered 204 whatever body it carries: the refusal of a body other than a form is a POST\'s', async () => {
+    for (const [contentType, body] of [['application/json', '{}'], ['application/xml', '<a/>']] as const) {
+      const answer = await rawRequest('OPTIONS', `${t.baseUrl}/api/oauth/userinfo`, ['Origin', 'https://app.example', 'Access-Control-Request-Method', 'POST', 'Content-Type', contentType], body);
+      assert.equal(answer.status, 204, contentType);
+      assert.equal(answer.headers['access-control-allow-methods'], 'GET, POST', contentType);
+    }
+  });
+
   test('/docs is a page that documents every endpoint and scope', async () => {
     const response = await fetch(`${t.baseUrl}/docs`);
     assert.equal(response.status, 200);
