@@ -35,6 +35,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the bearer gate on resource API routes. */
     bearer?: Bearer;
+    /** Set by `BearerGate.refusedInAnswer`: a refusal sent with a success status, no use of the token. */
+    bearerRefusedInAnswer?: true;
   }
 }
 
@@ -126,6 +128,11 @@ export interface BearerGate {
    * tool), which the gate cannot know before the body is read.
    */
   requireScope(request: FastifyRequest, reply: FastifyReply, scope: Scope): Promise<FastifyReply> | undefined;
+  /**
+   * The answer, sent with a success status, refuses the request (MCP's JSON-RPC errors and a
+   * tool's `isError` result, answered 200 as its transport answers them): no use of the token.
+   */
+  refusedInAnswer(request: FastifyRequest): void;
 }
 
 /**
@@ -265,12 +272,13 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
   // A token's "last used" is one rule wherever the gate runs (docs/api.md, "Last use"): a use is
   // an admitted request answered with success (2xx), which every answer that reads the member's
   // data is. A refusal or failure once admitted, the gate's or the route's (a scope, a token sent
-  // two ways, a body refused or too large, a malformed message, 404, 405, 500), is none. Recorded
+  // two ways, a body refused or too large, a malformed message, 404, 405, 500, or one a route
+  // answers 2xx, `refusedInAnswer`), is none. Recorded
   // as the answer goes, once its status is known; callback-style, so an answer that records nothing
   // (a refusal, or a token recorded within the minute: `UsageRecorder.due`) makes no promise.
   app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, _payload: unknown, done: (error?: Error | null) => void) => {
     const { bearer } = request;
-    if (bearer === undefined || reply.statusCode >= 300) return done();
+    if (bearer === undefined || reply.statusCode >= 300 || request.bearerRefusedInAnswer) return done();
     const now = deps.clock.now();
     if (!usage.due(bearer, now)) return done();
     recordUse(request, bearer, now).then(() => done(), done);
@@ -280,6 +288,9 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     requireScope(request, reply, scope) {
       const refusal = scopeRefusal(requestBearer(request), scope);
       return refusal === undefined ? undefined : refuse(refusal, request, reply);
+    },
+    refusedInAnswer(request) {
+      request.bearerRefusedInAnswer = true;
     },
   };
 }
