@@ -174,8 +174,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   registerErrorHandling(app, headers);
   // The bearer-token APIs in scopes of their own: their answers carry only the API headers (issue 8),
   // and nothing of the site runs for them (issue 20): no cookie parsing or setting, no session, no
-  // form parser of the site's (UserInfo and MCP keep their own); the bearer gate is their one hook
-  // (besides the metrics hook above, shared by all).
+  // form parser of the site's (UserInfo and MCP keep their own); the bearer gate's hooks are theirs
+  // (its check at onRequest, a token's use recorded at onSend; besides the metrics hook above,
+  // shared by all).
   await app.register(apiV1Routes, { securityHeaders: headers.api });
   // The same API for agents (MCP), behind a gate of its own: its tokens' audience and challenges name it.
   await app.register(mcpRoutes, { securityHeaders: headers.api });

@@ -427,6 +427,29 @@ forEachDatabase('resource API authentication', (database) => {
     }
   });
 
+  test('an MCP refusal answered 200 is no use of the token, as the API\'s 400 for the same paging is none: a tool\'s isError result, a JSON-RPC error (an unknown tool or method, params of the wrong shape)', async () => {
+    const { created, header, lastUsed } = await tokenMadeEarlier('openid profile:read posts:read');
+    const mcp = (message: object) => rawRequest('POST', `${t.baseUrl}${MCP_PATH}`, [...header, 'Content-Type', 'application/json', 'Accept', 'application/json, text/event-stream'], JSON.stringify({ jsonrpc: '2.0', id: 1, ...message }));
+    assert.equal((await rawRequest('GET', `${t.baseUrl}/api/open/v1/me/posts?page=-1`, header)).status, 400);
+    assert.equal(await lastUsed(), created, 'the API\'s 400: not recorded as a use');
+    const refusals: Array<[object, RegExp]> = [
+      [{ method: 'tools/call', params: { name: 'list_posts', arguments: { page: -1 } } }, /"isError":true/],
+      [{ method: 'tools/call', params: { name: 'no_such_tool' } }, /"code":-32602/],
+      [{ method: 'no/such/method' }, /"code":-32601/],
+      [{ method: 'tools/call', params: 'x' }, /"code":-32602/],
+    ];
+    for (const [message, refusal] of refusals) {
+      // A minute on, so each use would be written (`UsageRecorder`), not one hidden by another.
+      t.clock.advance(MINUTE);
+      const answer = await mcp(message);
+      assert.equal(answer.status, 200, JSON.stringify(message));
+      assert.match(answer.body, refusal, JSON.stringify(message));
+      assert.equal(await lastUsed(), created, `${JSON.stringify(message)}: not recorded as a use`);
+    }
+    assert.equal((await mcp({ method: 'tools/call', params: { name: 'list_posts', arguments: {} } })).status, 200);
+    assert.equal(await lastUsed(), t.clock.now(), 'a tool\'s result is a use, recorded');
+  });
+
   test('a body refused as too large (413) is no use of the token, a form and JSON alike', async () => {
     const { created, header, lastUsed } = await tokenMadeEarlier();
     const accept = ['Accept', 'application/json, text/event-stream'];

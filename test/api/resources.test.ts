@@ -11,6 +11,7 @@ import { MCP_PATH } from '../../src/core/api/resource.js';
 import { generateToken } from '../../src/core/credentials/formats.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { rawRequest } from '../support/raw-request.js';
+import { answersIn, exchange } from '../support/raw-socket.js';
 import { forEachDatabase } from '../support/databases.js';
 import { get, newAccessToken, newPersonalToken, newUser } from './fixtures.js';
 import { checkAgainstSchema, successSchema } from './schema-check.js';
@@ -437,6 +438,22 @@ forEachDatabase('resource API answers', (database) => {
     assert.equal(answer.status, 200);
   });
 
+  test('a form is known by its media type as the form parser reads it: blanks Node keeps around it (a no-break space) hide no access_token beside the header (RFC 6750 2, 3.1), nor a token sent in it alone', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newAccessToken(t.deps, user, 'openid profile:read');
+    // Latin-1 on the socket: 0xA0 is a no-break space, which Node leaves in the field's value and
+    // Fastify trims when it picks the form parser.
+    const post = async (fields: string, body: string) => answersIn((await exchange(t.baseUrl, `POST /api/oauth/userinfo HTTP/1.1\r\nHost: x\r\n${fields}Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`)).text)[0]!;
+    for (const type of ['application/x-www-form-urlencoded\u00a0', '\u00a0application/x-www-form-urlencoded', 'application/x-www-form-urlencoded\u00a0; charset=utf-8']) {
+      const beside = await post(`Authorization: Bearer ${token}\r\nContent-Type: ${type}\r\n`, 'access_token=svco_x');
+      assert.equal(beside.status, 400, `${JSON.stringify(type)} beside the header`);
+      assert.match(beside.body, /Authorization header and access_token in the form body/, JSON.stringify(type));
+      const alone = await post(`Content-Type: ${type}\r\n`, `access_token=${token}`);
+      assert.equal(alone.status, 401, `${JSON.stringify(type)} alone`);
+      assert.match(alone.body, /Tokens in the query string or a form body are not accepted/, JSON.stringify(type));
+    }
+  });
+
   test('UserInfo refuses a POST whose body is neither a form nor absent: 400 invalid_request with the challenge, its body unread (OIDC Core 5.3.1, RFC 6750 2.2 and 3.1); a POST with no body is served', async () => {
     const user = await newUser(t.deps);
     const { token } = await newAccessToken(t.deps, user, 'openid profile:read');
@@ -460,6 +477,26 @@ forEachDatabase('resource API answers', (database) => {
       const answer = await rawRequest('POST', userinfo, ['Authorization', `Bearer ${token}`], body);
       assert.equal(answer.status, 200, `no Content-Type, ${body ?? 'no body'}`);
       assert.equal((JSON.parse(answer.body) as { sub: string }).sub, String(user.id));
+    }
+  });
+
+  test('UserInfo refuses a POST whose Content-Type names no media type (empty, no type/subtype, a list) as it refuses any type but a form: 400 invalid_request with the challenge, not a 415 without one (OIDC Core 5.3.1, RFC 6750 3.1)', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newAccessToken(t.deps, user, 'openid profile:read');
+    for (const contentType of ['', 'form', 'application/x-www-form-urlencoded, application/json']) {
+      const asked = JSON.stringify(contentType);
+      const answer = await rawRequest('POST', `${t.baseUrl}/api/oauth/userinfo`, ['Authorization', `Bearer ${token}`, 'Content-Type', contentType], 'a=b');
+      assert.equal(answer.status, 400, asked);
+      assert.match(String(answer.headers['www-authenticate']), /^Bearer realm="api", error="invalid_request"/, asked);
+      assert.match((JSON.parse(answer.body) as { error_description: string }).error_description, /A POST to UserInfo carries no body or a form/, asked);
+    }
+  });
+
+  test('a preflight (OPTIONS) to UserInfo is answered 204 whatever body it carries: the refusal of a body other than a form is a POST\'s', async () => {
+    for (const [contentType, body] of [['application/json', '{}'], ['application/xml', '<a/>']] as const) {
+      const answer = await rawRequest('OPTIONS', `${t.baseUrl}/api/oauth/userinfo`, ['Origin', 'https://app.example', 'Access-Control-Request-Method', 'POST', 'Content-Type', contentType], body);
+      assert.equal(answer.status, 204, contentType);
+      assert.equal(answer.headers['access-control-allow-methods'], 'GET, POST', contentType);
     }
   });
 

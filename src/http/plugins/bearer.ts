@@ -35,6 +35,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the bearer gate on resource API routes. */
     bearer?: Bearer;
+    /** Set by `BearerGate.refusedInAnswer`: a refusal sent with a success status, no use of the token. */
+    bearerRefusedInAnswer?: true;
   }
 }
 
@@ -80,16 +82,17 @@ function tokenOutsideHeader(request: FastifyRequest): 'query' | 'form' | undefin
   // The parameter as the query is read (`queryCarriesToken`), the same test as beside the header:
   // `access%5Ftoken=` or a bare `access_token` is the parameter too, told so, never "no token".
   if (queryCarriesToken(request)) return 'query';
-  return request.method === 'POST' && isForm(request.headers['content-type']) ? 'form' : undefined;
+  return request.method === 'POST' && isForm(request) ? 'form' : undefined;
 }
 
 /**
- * Whether a Content-Type names a form, in any case: a media type's type and subtype are
- * case-insensitive (RFC 9110 8.3.1), and the form parsers read `Application/X-WWW-Form-Urlencoded`
- * as one, whose token was taken for none.
+ * Whether the request's body is a form as the form parsers read it: by Fastify's reading of its
+ * Content-Type (`request.mediaType`, the one that picks the parser), so a form is never taken for
+ * another type. A media type is case-insensitive (RFC 9110 8.3.1), and Fastify trims every blank
+ * around it, a no-break space too: a form the parser reads is judged here, whatever surrounds it.
  */
-function isForm(contentType: string | undefined): boolean {
-  return /^application\/x-www-form-urlencoded[\t ]*(?:;|$)/i.test(contentType ?? '');
+export function isForm(request: FastifyRequest): boolean {
+  return request.mediaType === 'application/x-www-form-urlencoded';
 }
 
 /**
@@ -125,6 +128,11 @@ export interface BearerGate {
    * tool), which the gate cannot know before the body is read.
    */
   requireScope(request: FastifyRequest, reply: FastifyReply, scope: Scope): Promise<FastifyReply> | undefined;
+  /**
+   * The answer, sent with a success status, refuses the request (MCP's JSON-RPC errors and a
+   * tool's `isError` result, answered 200 as its transport answers them): no use of the token.
+   */
+  refusedInAnswer(request: FastifyRequest): void;
 }
 
 /**
@@ -257,19 +265,20 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
       if (scope === undefined || bearerOptional) return undefined;
       const { bearer } = request;
       if (bearer === undefined) return admit(request, reply, scope, carriesToken(request.body) ? 'token' : undefined);
-      if (request.method !== 'POST' || !isForm(request.headers['content-type']) || !carriesToken(request.body)) return undefined;
+      if (request.method !== 'POST' || !isForm(request) || !carriesToken(request.body)) return undefined;
       return refuse(bearer.scheme === 'DPoP' ? BEARER_REFUSALS.alsoInFormDpop : BEARER_REFUSALS.alsoInForm, request, reply);
     });
   }
   // A token's "last used" is one rule wherever the gate runs (docs/api.md, "Last use"): a use is
   // an admitted request answered with success (2xx), which every answer that reads the member's
   // data is. A refusal or failure once admitted, the gate's or the route's (a scope, a token sent
-  // two ways, a body refused or too large, a malformed message, 404, 405, 500), is none. Recorded
+  // two ways, a body refused or too large, a malformed message, 404, 405, 500, or one a route
+  // answers 2xx, `refusedInAnswer`), is none. Recorded
   // as the answer goes, once its status is known; callback-style, so an answer that records nothing
   // (a refusal, or a token recorded within the minute: `UsageRecorder.due`) makes no promise.
   app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, _payload: unknown, done: (error?: Error | null) => void) => {
     const { bearer } = request;
-    if (bearer === undefined || reply.statusCode >= 300) return done();
+    if (bearer === undefined || reply.statusCode >= 300 || request.bearerRefusedInAnswer) return done();
     const now = deps.clock.now();
     if (!usage.due(bearer, now)) return done();
     recordUse(request, bearer, now).then(() => done(), done);
@@ -279,6 +288,9 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     requireScope(request, reply, scope) {
       const refusal = scopeRefusal(requestBearer(request), scope);
       return refusal === undefined ? undefined : refuse(refusal, request, reply);
+    },
+    refusedInAnswer(request) {
+      request.bearerRefusedInAnswer = true;
     },
   };
 }

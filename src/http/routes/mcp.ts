@@ -248,14 +248,18 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
     if (!isJSONRPCRequest(message)) {
       if (!JSONRPCMessageSchema.safeParse(message).success) {
         const refused = messageRefused(message);
+        gate.refusedInAnswer(request);
         return jsonRpcRefusal(reply, refused.status, refused.code, refused.message, refused.id);
       }
       return reply.code(202).send();
     }
     const context: CallContext = { bearer: requestBearer(request) };
-    const answer = await transport.exchange(message, context);
+    const answer = paramsRefused(message, await transport.exchange(message, context));
     if (context.failure !== undefined) throw context.failure;
-    return reply.type('application/json').send(JSON.stringify(paramsRefused(message, answer)));
+    // A JSON-RPC error or a tool's refusal, answered 200, is no use of the token, as the API's 400
+    // for the same is none (docs/api.md, "Last use").
+    if ('error' in answer || answer.result.isError === true) gate.refusedInAnswer(request);
+    return reply.type('application/json').send(JSON.stringify(answer));
   };
 
   app.post(MCP_PATH, { config: { bearerScope: '' } }, handle);

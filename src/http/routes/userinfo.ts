@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BEARER_REFUSALS } from '../../core/api/bearer.js';
 import { userInfoClaims } from '../../core/oidc/claims.js';
 import { siteUrls } from '../../core/urls.js';
-import { registerBearerGate, registerGatedNotFound, requestBearer } from '../plugins/bearer.js';
+import { isForm, registerBearerGate, registerGatedNotFound, requestBearer } from '../plugins/bearer.js';
 import { preflight } from '../plugins/cors.js';
 import type { HeaderSet } from '../plugins/security-headers.js';
 
@@ -33,13 +33,19 @@ export async function userInfoRoutes(app: FastifyInstance, options: { securityHe
   // Its form body is read (app.ts), so a form without a token is told it has none.
   registerBearerGate(app, options.securityHeaders, { resource: null, readsForm: 'always' });
   // OIDC Core 5.3.1 and RFC 6750 2.2: a POST's body is a form, or none (no Content-Type); any other
-  // is 400 `invalid_request` before it is read (`bodyNotForm`), as node-oidc-provider answers. Only
-  // an admitted token's request gets here: the gate refused any other with its 401 first.
-  app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('*', (request, _payload, done) => {
-    if (!request.headers['content-type']) return done(null, undefined);
+  // type, or a Content-Type that names none (Fastify's 415 otherwise), is 400 `invalid_request`
+  // before the body is read (`bodyNotForm`), as node-oidc-provider answers. Only an admitted
+  // token's POST gets here (the gate refused any other with its 401 first); a preflight's body is
+  // no POST's. The body left unread, the connection ends with the answer, as Fastify ends it after
+  // a body its parser refused.
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    if (request.method !== 'POST' || request.headers['content-type'] === undefined || isForm(request)) return done(null, payload);
+    reply.header('connection', 'close');
     done(request.bearer?.scheme === 'DPoP' ? BEARER_REFUSALS.bodyNotFormDpop : BEARER_REFUSALS.bodyNotForm);
   });
+  // Left unread past it: a POST's body sent without Content-Type, a preflight's of any type but a form.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
   const site = { urls: siteUrls(app.deps.settings.baseUrl), timeZone: app.deps.settings.siteTimeZone };
   const handler = async (request: FastifyRequest) => {
     const bearer = requestBearer(request);
