@@ -484,11 +484,8 @@ function hanNameEnds(name: readonly FoldedCharacter[], site: string): (end: numb
   const last = [...site].at(-1)!;
   const goesOn = (c: string) => EAST_ASIAN.test(c) && !/\p{N}/u.test(c) && (HAN.test(last) ? HAN.test(c) : !KATAKANA.test(c) || KATAKANA.test(last));
   const ends = (at: number) => at === name.length || !goesOn(name[at]!.character) || name[at]!.afterTagline;
-  const found = (words: readonly string[], bearing: Bearing, at: number) =>
-    words.filter((word) => foundAt(name, at, [...word])).map((word) => ({ end: at + [...word].length, bearing }));
-  const wordsAt = (at: number) => [
-    ...found(SITE_ACCESS_WORDS_CHINESE, 'access', at), ...found(SITE_HOLDING_WORDS_CHINESE, 'holding', at), ...found(SITE_SERVICE_WORDS_CHINESE, 'service', at),
-  ];
+  const wordsAt = (at: number) => (CHINESE_CLAIM_WORDS.get(name[at]?.character ?? '') ?? [])
+    .filter(({ words: [word] }) => foundAt(name, at, [...word!])).map(({ words: [word], bearing }) => ({ end: at + [...word!].length, bearing }));
   let claims: boolean[] | undefined;
   return (end) => {
     claims ??= claimingPlaces(name.length, ends, wordsAt);
@@ -496,20 +493,42 @@ function hanNameEnds(name: readonly FoldedCharacter[], site: string): (end: numb
   };
 }
 
-/** Words that claim the site's accounts or service beside its name in an alphabet, each a list of words folded as names are. */
-interface LatinClaimWords {
-  access: readonly (readonly string[])[];
-  holding: readonly (readonly string[])[];
-  service: readonly (readonly string[])[];
-  connectors: readonly (readonly string[])[];
+/** A phrase that bears on the site's name beside it, its words as they are sought in a folded name. */
+interface ClaimPhrase {
+  words: readonly string[];
+  bearing: Bearing;
 }
 
-/** The English claim words folded once, as the names they are sought in are (`foldedForm`, `oneStroke`). */
-function latinClaimWords(tables: LookAlikeTables): LatinClaimWords {
+/**
+ * Claim phrases by the character they begin with, so that a place of a name is tried only against
+ * those that may begin there: NFKC writes one character of a name as up to 18 ("ﷺ"), and every
+ * list tried at each of them held the server a tenth of a second for 80 characters.
+ */
+type ClaimWordIndex = ReadonlyMap<string, readonly ClaimPhrase[]>;
+
+function indexedClaimWords(lists: readonly (readonly [readonly (readonly string[])[], Bearing])[]): ClaimWordIndex {
+  const index = new Map<string, ClaimPhrase[]>();
+  for (const [list, bearing] of lists) {
+    for (const words of list) {
+      const first = [...words[0]!][0]!;
+      index.set(first, [...(index.get(first) ?? []), { words, bearing }]);
+    }
+  }
+  return index;
+}
+
+const CHINESE_CLAIM_WORDS = indexedClaimWords([
+  [SITE_ACCESS_WORDS_CHINESE.map((word) => [word]), 'access'], [SITE_HOLDING_WORDS_CHINESE.map((word) => [word]), 'holding'],
+  [SITE_SERVICE_WORDS_CHINESE.map((word) => [word]), 'service'],
+]);
+
+/** The English claim words folded once, as the names they are sought in are (`foldedForm`, `oneStroke`), by their first character. */
+function latinClaimWords(tables: LookAlikeTables): ClaimWordIndex {
   const phrases = (list: readonly string[]) => list.map((phrase) => phrase.split(' ').map((word) => oneStroke(foldedForm(word, tables))));
-  return {
-    access: phrases(SITE_ACCESS_WORDS_LATIN), holding: phrases(SITE_HOLDING_WORDS_LATIN), service: phrases(SITE_SERVICE_WORDS_LATIN), connectors: phrases(CONNECTORS_LATIN),
-  };
+  return indexedClaimWords([
+    [phrases(SITE_ACCESS_WORDS_LATIN), 'access'], [phrases(SITE_HOLDING_WORDS_LATIN), 'holding'], [phrases(SITE_SERVICE_WORDS_LATIN), 'service'],
+    [phrases(CONNECTORS_LATIN), 'joining'],
+  ]);
 }
 
 /**
@@ -583,7 +602,7 @@ function asLetters(characters: readonly string[]): { letters: string[]; starts: 
  * An ordinary phrase keeps the word: "Community Garden Planner", "Garden Community",
  * "Community Service Tracker", "Community Account Exporter".
  */
-function claimsSiteInAlphabet(name: readonly FoldedCharacter[], site: string, words: LatinClaimWords): boolean {
+function claimsSiteInAlphabet(name: readonly FoldedCharacter[], site: string, words: ClaimWordIndex): boolean {
   const ends = (at: number) => at === name.length || EAST_ASIAN.test(name[at]!.character) || name[at]!.afterTagline;
   // Where the run of digits from each place ends, found once from the name's end back.
   const digitsEnd: number[] = [];
@@ -593,10 +612,9 @@ function claimsSiteInAlphabet(name: readonly FoldedCharacter[], site: string, wo
   const pluralEnds = (from: number, word: string) => wordEnds(from, `${word}s`).filter((end) => !name[end - 1]!.afterGap);
   const phraseEnds = (at: number, phrase: readonly string[]) => phrase.reduce<number[]>((froms, word, i) =>
     froms.flatMap((from) => [...wordEnds(from, word), ...(i === phrase.length - 1 ? pluralEnds(from, word) : [])]), [at]);
-  const lists = [[words.access, 'access'], [words.holding, 'holding'], [words.service, 'service'], [words.connectors, 'joining']] as const;
   // Digits are a word there ("Community365 Login"), and may begin one ("Community 2FA").
   const wordsAt = (at: number): WordFound[] => [
-    ...lists.flatMap(([list, bearing]) => list.flatMap((phrase) => phraseEnds(at, phrase)).map((end) => ({ end, bearing }))),
+    ...(words.get(name[at]?.character ?? '') ?? []).flatMap(({ words: phrase, bearing }) => phraseEnds(at, phrase).map((end) => ({ end, bearing }))),
     ...(digitsEnd[at]! > at ? [{ end: digitsEnd[at]!, bearing: 'joining' as const }] : []),
   ];
   let reached: boolean[] | undefined;
@@ -708,7 +726,7 @@ export type TrustClaim = 'check_mark' | 'review_word' | 'site_name';
  * punctuation between letters aside ("V e r i f i e d", "官 方") and look-alike letters as their
  * skeleton ("Verіfied" with a Cyrillic і).
  */
-function trustClaims(name: string, siteNames: readonly string[], tables: LookAlikeTables, words: LatinClaimWords): TrustClaim[] {
+function trustClaims(name: string, siteNames: readonly string[], tables: LookAlikeTables, words: ClaimWordIndex): TrustClaim[] {
   const folded = foldedCharacters(name, tables).map((c) => ({ ...c, character: oneStroke(c.character) }));
   const all = folded.map(({ character }) => character).join('');
   const reviewWord = CLAIM_WORDS_LATIN.some((word) => standsAsName(folded, oneStroke(foldedForm(word, tables))))
@@ -733,7 +751,7 @@ function trustClaims(name: string, siteNames: readonly string[], tables: LookAli
  * as apps on a community site commonly do, and one that makes a longer word of it
  * ("Communityhub") names something else.
  */
-function namesItselfSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables, words: LatinClaimWords): boolean {
+function namesItselfSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables, words: ClaimWordIndex): boolean {
   // Where a Chinese site's name may begin: after nothing but digits and lead-ins ("1社区账号", "登录河畔").
   const leads = reachedPlaces(folded.length, (at) => [
     ...LEAD_INS_CHINESE.filter((word) => foundAt(folded, at, [...word])).map((word) => ({ end: at + [...word].length, bearing: 'joining' as const })),
