@@ -484,12 +484,15 @@ function hanNameEnds(name: readonly FoldedCharacter[], site: string): (end: numb
   const last = [...site].at(-1)!;
   const goesOn = (c: string) => EAST_ASIAN.test(c) && !/\p{N}/u.test(c) && (HAN.test(last) ? HAN.test(c) : !KATAKANA.test(c) || KATAKANA.test(last));
   const ends = (at: number) => at === name.length || !goesOn(name[at]!.character) || name[at]!.afterTagline;
+  const possessive = (at: number) => foundAt(name, at, [POSSESSIVE]) ? at + 1 : at;
+  // 的 may follow a word of what the site holds as it does its name ("社区账号的登录").
   const wordsAt = (at: number) => (CHINESE_CLAIM_WORDS.get(name[at]?.character ?? '') ?? [])
-    .filter(({ words: [word] }) => foundAt(name, at, [...word!])).map(({ words: [word], bearing }) => ({ end: at + [...word!].length, bearing }));
+    .filter(({ words: [word] }) => foundAt(name, at, [...word!]))
+    .map(({ words: [word], bearing }) => ({ end: bearing === 'holding' ? possessive(at + [...word!].length) : at + [...word!].length, bearing }));
   let claims: boolean[] | undefined;
   return (end) => {
     claims ??= claimingPlaces(name.length, ends, wordsAt);
-    return claims[foundAt(name, end, [POSSESSIVE]) ? end + 1 : end]!;
+    return claims[possessive(end)]!;
   };
 }
 
@@ -612,9 +615,13 @@ function claimsSiteInAlphabet(name: readonly FoldedCharacter[], site: string, wo
   const pluralEnds = (from: number, word: string) => wordEnds(from, `${word}s`).filter((end) => !name[end - 1]!.afterGap);
   const phraseEnds = (at: number, phrase: readonly string[]) => phrase.reduce<number[]>((froms, word, i) =>
     froms.flatMap((from) => [...wordEnds(from, word), ...(i === phrase.length - 1 ? pluralEnds(from, word) : [])]), [at]);
-  // Digits are a word there ("Community365 Login"), and may begin one ("Community 2FA").
+  // A possessive "s" on its own after a gap ("Community's", "Community Account's Login").
+  const possessive = (at: number) => foundAt(name, at, ['s']) && name[at]!.afterGap && endsWord(name, at, at + 1) ? at + 1 : at;
+  // Digits are a word there ("Community365 Login"), and may begin one ("Community 2FA"); a word
+  // of what the site holds may take a possessive as its name does.
   const wordsAt = (at: number): WordFound[] => [
-    ...(words.get(name[at]?.character ?? '') ?? []).flatMap(({ words: phrase, bearing }) => phraseEnds(at, phrase).map((end) => ({ end, bearing }))),
+    ...(words.get(name[at]?.character ?? '') ?? []).flatMap(({ words: phrase, bearing }) =>
+      phraseEnds(at, phrase).map((end) => ({ end: bearing === 'holding' ? possessive(end) : end, bearing }))),
     ...(digitsEnd[at]! > at ? [{ end: digitsEnd[at]!, bearing: 'joining' as const }] : []),
   ];
   let reached: boolean[] | undefined;
@@ -637,7 +644,7 @@ function claimsSiteInAlphabet(name: readonly FoldedCharacter[], site: string, wo
     const found = foundAt(name, start, sought) ? [start + sought.length] : misspelt(start);
     for (const end of found.filter((end) => endsWord(name, start, end))) {
       const numbered = digitsEnd[end]!;
-      const after = foundAt(name, numbered, ['s']) && name[numbered]!.afterGap && endsWord(name, numbered, numbered + 1) ? numbered + 1 : numbered;
+      const after = possessive(numbered);
       if (ends(after)) {
         reached ??= reachedPlaces(name.length, wordsAt);
         if (reached[start] || (HAN.test(name[after]?.character ?? '') && !name[after]!.afterTagline && hanEnds(after))) return true;

@@ -282,6 +282,16 @@ test('a word of what the site holds for its members or of those who run it (an a
     assert.deepEqual(trustClaims(name, ['Riverside', '河畔']), [], name);
 });
 
+test('a possessive after a word of what the site holds or of who runs it (\'s, 的) stands between it and a claim as a gap does: "Community Account\'s Login", "Community ID\'s Password" and "社区账号的登录" are refused as "Community Account Login" is, "Community Admin\'s Toolkit" registers', () => {
+  for (const name of ['Community Account\'s Login', 'Community Admin\'s Login', 'Community ID\'s Password', 'Community Staff\'s Refund Desk', 'Community Account\'s Security', 'Community Account\'s',
+    '社区账号的登录', '社区管理员的后台', '社區帳號的安全中心'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  assert.deepEqual(trustClaims('Riverside Account\'s Login', ['Riverside', '河畔']), ['site_name']);
+  assert.deepEqual(trustClaims('河畔账号的登录', ['Riverside', '河畔']), ['site_name']);
+  for (const name of ['Community Admin\'s Toolkit', 'Community Account\'s Exporter', '社区管理员的工具', '社区账号的导出工具'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
 test('a site name in an alphabet before Chinese that makes a Chinese site name the site\'s own is the site\'s own whatever comes before it: "My Community账号" and "Garden Community帳號安全" are refused, "My Community团购" registers', () => {
   for (const name of ['My Community账号', 'Garden Community帳號安全', 'My Community的账号', 'My Community 客服中心', 'Hello Community登录助手', 'My Comunity账号'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
