@@ -195,6 +195,12 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     await assertRegistersEverywhere(visitor, ['Community Account Exporter', 'Community Admin Tools', '社区账号导出工具', '社群管理員工具']);
   });
 
+  test('a possessive after a word of what the site holds (\'s, 的) keeps it before a claim: "Community Account\'s Login" and "社区账号的登录" are refused, "Community Admin\'s Toolkit" registers, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['Community Account\'s Login', 'Community ID\'s Password', '社区账号的登录', '社區管理員的後台']);
+    await assertRegistersEverywhere(visitor, ['Community Admin\'s Toolkit', '社区账号的导出工具']);
+  });
+
   test('the site\'s name in an alphabet before Chinese that claims it is refused whatever comes before it: "My Community账号" and "Garden Community帳號安全" are refused, "My Community团购" registers, by RFC 7591 and on the developer page', async () => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
     await assertRefusedEverywhere(visitor, ['My Community账号', 'Garden Community帳號安全', 'Hello Community客服中心']);
