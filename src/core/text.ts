@@ -846,9 +846,17 @@ export async function lookAlikeCheck(): Promise<(name: string, siteNames: readon
   return (name, siteNames) => lookAlikeSigns(name, siteNames, tables);
 }
 
-/** `trustClaims`, once its tables are loaded. */
-export async function trustClaimCheck(): Promise<(name: string, siteNames: readonly string[]) => TrustClaim[]> {
-  const tables = await lookAlikeTables();
-  const words = latinClaimWords(tables);
-  return (name, siteNames) => trustClaims(name, siteNames, tables, words);
+let checking: Promise<(name: string, siteNames: readonly string[]) => TrustClaim[]> | undefined;
+
+/**
+ * `trustClaims`, once its tables are loaded and its words folded: built once and shared, as folding
+ * the words again cost each unauthenticated registration (RFC 7591) more than reading its name.
+ */
+export function trustClaimCheck(): Promise<(name: string, siteNames: readonly string[]) => TrustClaim[]> {
+  checking ??= (async () => {
+    const tables = await lookAlikeTables();
+    const words = latinClaimWords(tables);
+    return (name: string, siteNames: readonly string[]) => trustClaims(name, siteNames, tables, words);
+  })();
+  return checking;
 }
