@@ -216,6 +216,18 @@ const SITE_ACCESS_WORDS_CHINESE = [
  */
 const SITE_HOLDING_WORDS_CHINESE = ['账号', '帐号', '账户', '帐户', '后台', '站务', '版主', '管理员', '工作人员', '站长', '网管', '小编'];
 /**
+ * Chinese words of what befalls what the site holds, the lures of a page that claims to act on an
+ * account (您的账号异常): frozen and unfrozen, anomalous, banned and unbanned, locked and unlocked,
+ * activated, disabled, closed, protected, settings (Taiwan's 設定), confirmed, warned, in
+ * violation, restricted, expired, restored, upgraded, migrated, reviewed. After a word of what it
+ * holds they claim as a word of its service does (社区账号冻结, 社区账号异常); alone they are
+ * ordinary (社区保护伞), as `SITE_STATE_WORDS_LATIN` are.
+ */
+const SITE_STATE_WORDS_CHINESE = [
+  '冻结', '解冻', '异常', '封禁', '封号', '解封', '锁定', '解锁', '激活', '停用', '禁用', '注销', '保护', '设置', '设定', '确认', '警告', '违规', '限制',
+  '受限', '过期', '到期', '恢复', '升级', '迁移', '审核',
+];
+/**
  * Chinese words that claim to be the site's own service when they are what the name names, its
  * last words (社区安全中心, 社区客服中心), yet begin or end an ordinary compound after a community's
  * name: team (社区团队建设, team building), administration, groups, operations, security, checks,
@@ -271,6 +283,22 @@ const SITE_ACCESS_WORDS_LATIN = [
  * plural too ("Community IDs").
  */
 const SITE_HOLDING_WORDS_LATIN = ['account', 'id', 'admin', 'administrator', 'administration', 'staff', 'moderator'];
+/**
+ * English words of what befalls what the site holds, the lures of a page that claims to act on an
+ * account ("Your account is suspended"): suspended, locked or blocked and their undoing, banned,
+ * disabled, (re)activated, frozen, restricted or limited, compromised, suspicious or unusual,
+ * expired, closed, deleted or terminated, a warning or violation, confirming, validating,
+ * protecting, restoring or reviewing it, its settings and its manager. After a word of what it
+ * holds they claim as a word of its service does ("Community Account Suspended", "Community
+ * Account Settings"); alone they are ordinary ("Community Protection Fund", "Community Manager
+ * Toolkit"), so they claim neither before the site's name nor by ending the name after it.
+ */
+const SITE_STATE_WORDS_LATIN = [
+  'suspended', 'suspension', 'locked', 'lockout', 'unlock', 'blocked', 'unblock', 'banned', 'unban', 'disabled', 'deactivated', 'deactivation',
+  'activation', 'reactivation', 'frozen', 'unfreeze', 'restricted', 'restriction', 'limited', 'limitation', 'compromised', 'suspicious', 'unusual',
+  'expired', 'expiration', 'closure', 'closed', 'deletion', 'deleted', 'termination', 'terminated', 'warning', 'violation', 'confirmation',
+  'confirm', 'validation', 'validate', 'protection', 'restore', 'restoration', 'review', 'settings', 'manager', 'management',
+];
 /**
  * English words that claim to be the site's own service when they end the name after its name,
  * alone or after another claim ("Community Support", "Community Help Center", "CommunityHub"),
@@ -423,10 +451,11 @@ function standsAsName(name: readonly FoldedCharacter[], site: string): boolean {
 
 /**
  * How a word beside the site's name bears on it: a word of `access` claims its accounts whatever
- * follows; a word of what it `hold`s claims before a word of its service too; a word of its
- * `service`, and a word `joining` them (a connector, a number), claim where what follows does.
+ * follows; a word of what it `hold`s claims before a word of its service or of its `state`, which
+ * claims there and nowhere else; a word of its `service`, and a word `joining` them (a connector,
+ * a number), claim where what follows does.
  */
-type Bearing = 'access' | 'holding' | 'service' | 'joining';
+type Bearing = 'access' | 'holding' | 'state' | 'service' | 'joining';
 
 /** A word that may follow the site's name, found at a place in a name: where it ends, and how it bears on the name. */
 interface WordFound {
@@ -445,19 +474,25 @@ interface WordFound {
  */
 function claimingPlaces(length: number, ends: (at: number) => boolean, wordsAt: (at: number) => WordFound[]): boolean[] {
   const claims: boolean[] = [];
-  const service: boolean[] = [];
+  // Whether a word that claims after a word of what the site holds begins at a place.
+  const afterHolding: boolean[] = [];
   for (let at = length; at >= 0; at -= 1) {
     const words = wordsAt(at);
-    service[at] = words.some(({ bearing }) => bearing === 'service');
-    claims[at] = ends(at) || words.some(({ end, bearing }) => bearing === 'access' || claims[end]! || (bearing === 'holding' && service[end]!));
+    afterHolding[at] = words.some(({ bearing }) => bearing === 'service' || bearing === 'state');
+    claims[at] = ends(at) || words.some(({ end, bearing }) =>
+      bearing === 'access' || (bearing !== 'state' && claims[end]!) || (bearing === 'holding' && afterHolding[end]!));
   }
   return claims;
 }
 
-/** For each place of a name of `length` folded characters, whether words one after another (`wordsAt`) lead to it from the name's start, each place read once. */
+/**
+ * For each place of a name of `length` folded characters, whether words one after another
+ * (`wordsAt`) lead to it from the name's start, each place read once; a word of what befalls what
+ * the site holds leads nowhere ("Review Community" is a community for reviews).
+ */
 function reachedPlaces(length: number, wordsAt: (at: number) => WordFound[]): boolean[] {
   const reached = Array.from({ length: length + 1 }, (_, at) => at === 0);
-  for (let at = 0; at < length; at += 1) if (reached[at]) for (const { end } of wordsAt(at)) reached[end] = true;
+  for (let at = 0; at < length; at += 1) if (reached[at]) for (const { end, bearing } of wordsAt(at)) if (bearing !== 'state') reached[end] = true;
   return reached;
 }
 
@@ -522,15 +557,15 @@ function indexedClaimWords(lists: readonly (readonly [readonly (readonly string[
 
 const CHINESE_CLAIM_WORDS = indexedClaimWords([
   [SITE_ACCESS_WORDS_CHINESE.map((word) => [word]), 'access'], [SITE_HOLDING_WORDS_CHINESE.map((word) => [word]), 'holding'],
-  [SITE_SERVICE_WORDS_CHINESE.map((word) => [word]), 'service'],
+  [SITE_STATE_WORDS_CHINESE.map((word) => [word]), 'state'], [SITE_SERVICE_WORDS_CHINESE.map((word) => [word]), 'service'],
 ]);
 
 /** The English claim words folded once, as the names they are sought in are (`foldedForm`, `oneStroke`), by their first character. */
 function latinClaimWords(tables: LookAlikeTables): ClaimWordIndex {
   const phrases = (list: readonly string[]) => list.map((phrase) => phrase.split(' ').map((word) => oneStroke(foldedForm(word, tables))));
   return indexedClaimWords([
-    [phrases(SITE_ACCESS_WORDS_LATIN), 'access'], [phrases(SITE_HOLDING_WORDS_LATIN), 'holding'], [phrases(SITE_SERVICE_WORDS_LATIN), 'service'],
-    [phrases(CONNECTORS_LATIN), 'joining'],
+    [phrases(SITE_ACCESS_WORDS_LATIN), 'access'], [phrases(SITE_HOLDING_WORDS_LATIN), 'holding'], [phrases(SITE_STATE_WORDS_LATIN), 'state'],
+    [phrases(SITE_SERVICE_WORDS_LATIN), 'service'], [phrases(CONNECTORS_LATIN), 'joining'],
   ]);
 }
 

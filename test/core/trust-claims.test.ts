@@ -287,6 +287,17 @@ test('a word of what the site holds for its members or of those who run it (an a
     assert.deepEqual(trustClaims(name, ['Riverside', '河畔']), [], name);
 });
 
+test('a word of what befalls what the site holds (suspended, locked, unlock, confirmation, settings; 冻结, 异常, 封禁, 解封, 激活) claims after a word of what it holds as a word of its service does, not alone: "Community Account Suspended", "Community Account Locked" and "社区账号异常" are refused, "Community Protection Fund" registers', () => {
+  for (const name of ['Community Account Suspended', 'Community Account Suspension Notice Helper', 'Community Account Locked', 'Community Account Unlock', 'Community Account Confirmation', 'Community Account Protection',
+    'Community Account Settings', 'Community Account Manager', 'Community Account Review', 'Community Account Warning', 'Community Account Reactivation', 'Community Admin Warning', 'Your Community ID Blocked',
+    '社区账号冻结', '社区账号异常', '社区账号封禁', '社区账号解封', '社區帳號凍結通知', '社区账号激活', '社区账号设置', '社群帳號設定', '社区账户锁定', '社区管理员警告'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  for (const name of ['Riverside Account Suspended', '河畔账号异常'])
+    assert.deepEqual(trustClaims(name, ['Riverside', '河畔']), ['site_name'], name);
+  for (const name of ['Community Protection Fund', 'Community Review Board', 'Community Settings Sync', 'Review Community', 'Community Manager Toolkit', 'Community Account Exporter', '社区保护伞', '社区设置助手'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
 test('a possessive after a word of what the site holds or of who runs it (\'s, 的) stands between it and a claim as a gap does: "Community Account\'s Login", "Community ID\'s Password" and "社区账号的登录" are refused as "Community Account Login" is, "Community Admin\'s Toolkit" registers', () => {
   for (const name of ['Community Account\'s Login', 'Community Admin\'s Login', 'Community ID\'s Password', 'Community Staff\'s Refund Desk', 'Community Account\'s Security', 'Community Account\'s',
     '社区账号的登录', '社区管理员的后台', '社區帳號的安全中心'])
