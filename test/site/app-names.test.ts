@@ -195,6 +195,12 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     await assertRegistersEverywhere(visitor, ['Community Account Exporter', 'Community Admin Tools', '社区账号导出工具', '社群管理員工具']);
   });
 
+  test('a word of what befalls an account claims after a word of what the site holds: "Community Account Suspended" and "社区账号异常" are refused, "Community Protection Fund" registers, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['Community Account Suspended', 'Community Account Locked', '社区账号异常', '社區帳號凍結通知']);
+    await assertRegistersEverywhere(visitor, ['Community Protection Fund', '社区保护伞']);
+  });
+
   test('a possessive after a word of what the site holds (\'s, 的) keeps it before a claim: "Community Account\'s Login" and "社区账号的登录" are refused, "Community Admin\'s Toolkit" registers, by RFC 7591 and on the developer page', async () => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
     await assertRefusedEverywhere(visitor, ['Community Account\'s Login', 'Community ID\'s Password', '社区账号的登录', '社區管理員的後台']);
