@@ -622,6 +622,35 @@ function asLetters(characters: readonly string[]): { letters: string[]; starts: 
   return { letters, starts };
 }
 
+/** The English claim words found in a folded name (`latinWordsIn`), with where its runs of digits end and a possessive "s" after a place. */
+interface LatinWords {
+  wordsAt: (at: number) => WordFound[];
+  digitsEnd: readonly number[];
+  possessive: (at: number) => number;
+}
+
+/** The English claim words of `words` where they stand in `name`, each a whole word or a run of digits. */
+function latinWordsIn(name: readonly FoldedCharacter[], words: ClaimWordIndex): LatinWords {
+  // Where the run of digits from each place ends, found once from the name's end back.
+  const digitsEnd: number[] = [];
+  for (let at = name.length; at >= 0; at -= 1) digitsEnd[at] = at < name.length && isDigit(name[at]!) ? digitsEnd[at + 1]! : at;
+  const wordEnds = (from: number, word: string) => foundAt(name, from, [...word]) && endsWord(name, from, from + [...word].length) ? [from + [...word].length] : [];
+  // A phrase's last word may take a plural "s" written on it ("Community Logins", "Community Sign-Ins"; not "TM Support").
+  const pluralEnds = (from: number, word: string) => wordEnds(from, `${word}s`).filter((end) => !name[end - 1]!.afterGap);
+  const phraseEnds = (at: number, phrase: readonly string[]) => phrase.reduce<number[]>((froms, word, i) =>
+    froms.flatMap((from) => [...wordEnds(from, word), ...(i === phrase.length - 1 ? pluralEnds(from, word) : [])]), [at]);
+  // A possessive "s" on its own after a gap ("Community's", "Community Account's Login").
+  const possessive = (at: number) => foundAt(name, at, ['s']) && name[at]!.afterGap && endsWord(name, at, at + 1) ? at + 1 : at;
+  // Digits are a word there ("Community365 Login"), and may begin one ("Community 2FA"); a word
+  // of what the site holds may take a possessive as its name does.
+  const wordsAt = (at: number): WordFound[] => [
+    ...(words.get(name[at]?.character ?? '') ?? []).flatMap(({ words: phrase, bearing }) =>
+      phraseEnds(at, phrase).map((end) => ({ end: bearing === 'holding' ? possessive(end) : end, bearing }))),
+    ...(digitsEnd[at]! > at ? [{ end: digitsEnd[at]!, bearing: 'joining' as const }] : []),
+  ];
+  return { wordsAt, digitsEnd, possessive };
+}
+
 /**
  * Whether the site's name in an alphabet stands in `name` as the site's own, anywhere in it (English
  * sets what qualifies a name before it, "Your Community Account", "Secure Community Login", so only
@@ -640,25 +669,9 @@ function asLetters(characters: readonly string[]): { letters: string[]; starts: 
  * An ordinary phrase keeps the word: "Community Garden Planner", "Garden Community",
  * "Community Service Tracker", "Community Account Exporter".
  */
-function claimsSiteInAlphabet(name: readonly FoldedCharacter[], site: string, words: ClaimWordIndex): boolean {
+function claimsSiteInAlphabet(name: readonly FoldedCharacter[], site: string, latin: LatinWords): boolean {
   const ends = (at: number) => at === name.length || EAST_ASIAN.test(name[at]!.character) || name[at]!.afterTagline;
-  // Where the run of digits from each place ends, found once from the name's end back.
-  const digitsEnd: number[] = [];
-  for (let at = name.length; at >= 0; at -= 1) digitsEnd[at] = at < name.length && isDigit(name[at]!) ? digitsEnd[at + 1]! : at;
-  const wordEnds = (from: number, word: string) => foundAt(name, from, [...word]) && endsWord(name, from, from + [...word].length) ? [from + [...word].length] : [];
-  // A phrase's last word may take a plural "s" written on it ("Community Logins", "Community Sign-Ins"; not "TM Support").
-  const pluralEnds = (from: number, word: string) => wordEnds(from, `${word}s`).filter((end) => !name[end - 1]!.afterGap);
-  const phraseEnds = (at: number, phrase: readonly string[]) => phrase.reduce<number[]>((froms, word, i) =>
-    froms.flatMap((from) => [...wordEnds(from, word), ...(i === phrase.length - 1 ? pluralEnds(from, word) : [])]), [at]);
-  // A possessive "s" on its own after a gap ("Community's", "Community Account's Login").
-  const possessive = (at: number) => foundAt(name, at, ['s']) && name[at]!.afterGap && endsWord(name, at, at + 1) ? at + 1 : at;
-  // Digits are a word there ("Community365 Login"), and may begin one ("Community 2FA"); a word
-  // of what the site holds may take a possessive as its name does.
-  const wordsAt = (at: number): WordFound[] => [
-    ...(words.get(name[at]?.character ?? '') ?? []).flatMap(({ words: phrase, bearing }) =>
-      phraseEnds(at, phrase).map((end) => ({ end: bearing === 'holding' ? possessive(end) : end, bearing }))),
-    ...(digitsEnd[at]! > at ? [{ end: digitsEnd[at]!, bearing: 'joining' as const }] : []),
-  ];
+  const { wordsAt, digitsEnd, possessive } = latin;
   let reached: boolean[] | undefined;
   let claiming: boolean[] | undefined;
   const hanEnds = hanNameEnds(name, site);
@@ -794,14 +807,17 @@ function trustClaims(name: string, siteNames: readonly string[], tables: LookAli
  * ("Communityhub") names something else.
  */
 function namesItselfSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables, words: ClaimWordIndex): boolean {
-  // Where a Chinese site's name may begin: after nothing but digits and lead-ins ("1社区账号", "登录河畔").
+  const latin = latinWordsIn(folded, words);
+  // Where a Chinese site's name may begin: after nothing but numbers, lead-ins and the English
+  // words that lead a name in an alphabet, its service's aside ("1社区账号", "登录河畔", "Your
+  // 社区账号", "Sign in to 社区"), as a product's name before it is what it qualifies ("Linux社区").
   const leads = reachedPlaces(folded.length, (at) => [
     ...LEAD_INS_CHINESE.filter((word) => foundAt(folded, at, [...word])).map((word) => ({ end: at + [...word].length, bearing: 'joining' as const })),
-    ...(isDigit(folded[at]!) ? [{ end: at + 1, bearing: 'joining' as const }] : []),
+    ...latin.wordsAt(at).filter(({ bearing }) => bearing !== 'service'),
   ]);
   return siteNames.flatMap(namesOfSite).map((site) => oneStroke(foldedForm(site, tables))).some((site) => {
     if (site === '') return false;
-    if (!EAST_ASIAN.test(site)) return claimsSiteInAlphabet(folded, site, words);
+    if (!EAST_ASIAN.test(site)) return claimsSiteInAlphabet(folded, site, latin);
     const hanEnds = hanNameEnds(folded, site);
     return leads.some((reached, at) => reached && foundAt(folded, at, [...site]) && hanEnds(at + [...site].length));
   });

@@ -173,6 +173,8 @@ test('a name costs work in proportion to its length: words read two ways ("LogIn
     (n: number) => `${'My Community团购 '.repeat(n)}x`,
     (n: number) => `Community ${'Account Exporter '.repeat(n)}x`,
     (n: number) => `Community ${'1'.repeat(100 * n)} x`,
+    (n: number) => `Community ${'Suspended Exporter '.repeat(n)}x`,
+    (n: number) => `${'Sign in to '.repeat(n)}社区团购`,
   ];
   for (const shape of [...shapes, ...newReadings]) {
     trustClaims(shape(4), SITE_NAMES); // compiled and warm: the first call's one-off work is not the name's
@@ -295,6 +297,14 @@ test('a word of what befalls what the site holds (suspended, locked, unlock, con
   for (const name of ['Riverside Account Suspended', '河畔账号异常'])
     assert.deepEqual(trustClaims(name, ['Riverside', '河畔']), ['site_name'], name);
   for (const name of ['Community Protection Fund', 'Community Review Board', 'Community Settings Sync', 'Review Community', 'Community Manager Toolkit', 'Community Account Exporter', '社区保护伞', '社区设置助手'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('English words that lead a site name in an alphabet to the site\'s own lead a Chinese one too, but a word of its service does not: "Your 社区账号", "Sign in to 社区" and "Welcome to 社群" are refused as "Your Community Account" is, "Linux社区" and "Python 社区助手" register', () => {
+  for (const name of ['Your 社区账号', 'Your社区账号', 'Sign in to 社区', 'Welcome to 社群', 'Login 社区', 'The 社区', 'Log into 社區帳號', 'Your 2 社区'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  assert.deepEqual(trustClaims('Sign in to 河畔', ['Riverside', '河畔']), ['site_name']);
+  for (const name of ['Linux社区', 'Python 社区助手', 'Android社区', 'Your 社区团购', 'Garden 社区账号', 'Sign in to 读书社区'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
 });
 
