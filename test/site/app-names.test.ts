@@ -195,6 +195,12 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     await assertRegistersEverywhere(visitor, ['Community Account Exporter', 'Community Admin Tools', '社区账号导出工具', '社群管理員工具']);
   });
 
+  test('English words that lead the site\'s name lead a Chinese one too: "Your 社区账号" and "Sign in to 社区" are refused, "Linux社区" registers, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['Your 社区账号', 'Sign in to 社区', 'Welcome to 社群']);
+    await assertRegistersEverywhere(visitor, ['Linux社区', 'Python 社区助手']);
+  });
+
   test('a word of what befalls an account claims after a word of what the site holds: "Community Account Suspended" and "社区账号异常" are refused, "Community Protection Fund" registers, by RFC 7591 and on the developer page', async () => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
     await assertRefusedEverywhere(visitor, ['Community Account Suspended', 'Community Account Locked', '社区账号异常', '社區帳號凍結通知']);
