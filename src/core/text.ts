@@ -326,10 +326,10 @@ const SITE_SERVICE_WORDS_LATIN = [
 ];
 /**
  * Words that join the site's name to the claims beside it, before it ("Sign in to the Community",
- * "Login for Community", "Login onto Community", "Your Community", "Welcome to Community") or after
- * it ("Community for iOS", "Community on the Web").
+ * "Login for Community", "Login onto Community", "Your Community", "Welcome to Community", "Please
+ * sign in to Community", as 请 leads 请登录社区) or after it ("Community for iOS", "Community on the Web").
  */
-const CONNECTORS_LATIN = ['to', 'into', 'onto', 'with', 'via', 'for', 'at', 'on', 'the', 'your', 'welcome'];
+const CONNECTORS_LATIN = ['to', 'into', 'onto', 'with', 'via', 'for', 'at', 'on', 'the', 'your', 'welcome', 'please'];
 
 /**
  * Latin small capitals as the letters they are drawn as, which the confusables data leaves as

@@ -308,6 +308,14 @@ test('English words that lead a site name in an alphabet to the site\'s own lead
     assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
 });
 
+test('"please" before signing in to the site is a welcome as 请 is: "Please sign in to Community" and "Please log into Community" are refused as "请登录社区" is, "Please Help the Community Garden" registers', () => {
+  for (const name of ['Please sign in to Community', 'Please log into Community', 'Please Login Community', '请登录社区'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  assert.deepEqual(trustClaims('Please sign in to Riverside', ['Riverside', '河畔']), ['site_name']);
+  for (const name of ['Please Help the Community Garden', 'Pleasant Community'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
 test('a possessive after a word of what the site holds or of who runs it (\'s, 的) stands between it and a claim as a gap does: "Community Account\'s Login", "Community ID\'s Password" and "社区账号的登录" are refused as "Community Account Login" is, "Community Admin\'s Toolkit" registers', () => {
   for (const name of ['Community Account\'s Login', 'Community Admin\'s Login', 'Community ID\'s Password', 'Community Staff\'s Refund Desk', 'Community Account\'s Security', 'Community Account\'s',
     '社区账号的登录', '社区管理员的后台', '社區帳號的安全中心'])
