@@ -195,6 +195,12 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     await assertRegistersEverywhere(visitor, ['Community Account Exporter', 'Community Admin Tools', '社区账号导出工具', '社群管理員工具']);
   });
 
+  test('"please" before signing in to the site welcomes one there as 请 does: "Please sign in to Community" is refused, "Please Help the Community Garden" registers, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['Please sign in to Community', 'Please log into Community']);
+    await assertRegistersEverywhere(visitor, ['Please Help the Community Garden']);
+  });
+
   test('English words that lead the site\'s name lead a Chinese one too: "Your 社区账号" and "Sign in to 社区" are refused, "Linux社区" registers, by RFC 7591 and on the developer page', async () => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
     await assertRefusedEverywhere(visitor, ['Your 社区账号', 'Sign in to 社区', 'Welcome to 社群']);
