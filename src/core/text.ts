@@ -217,15 +217,15 @@ const SITE_ACCESS_WORDS_CHINESE = [
 const SITE_HOLDING_WORDS_CHINESE = ['账号', '帐号', '账户', '帐户', '后台', '站务', '版主', '管理员', '工作人员', '站长', '网管', '小编'];
 /**
  * Chinese words of what befalls what the site holds, the lures of a page that claims to act on an
- * account (您的账号异常): frozen and unfrozen, anomalous, banned and unbanned, locked and unlocked,
- * activated, disabled, closed, protected, settings (Taiwan's 設定), confirmed, warned, in
- * violation, restricted, expired, restored, upgraded, migrated, reviewed. After a word of what it
+ * account (您的账号异常): frozen and unfrozen, anomalous, banned (Taiwan's 停權, 封鎖) and unbanned,
+ * locked and unlocked, activated, disabled, closed, protected, settings (Taiwan's 設定), confirmed,
+ * warned, in violation, restricted, expired, restored, upgraded, migrated, reviewed. After a word of what it
  * holds they claim as a word of its service does (社区账号冻结, 社区账号异常); alone they are
  * ordinary (社区保护伞), as `SITE_STATE_WORDS_LATIN` are.
  */
 const SITE_STATE_WORDS_CHINESE = [
-  '冻结', '解冻', '异常', '封禁', '封号', '解封', '锁定', '解锁', '激活', '停用', '禁用', '注销', '保护', '设置', '设定', '确认', '警告', '违规', '限制',
-  '受限', '过期', '到期', '恢复', '升级', '迁移', '审核',
+  '冻结', '解冻', '异常', '封禁', '封号', '封锁', '停权', '解封', '锁定', '解锁', '激活', '停用', '禁用', '注销', '保护', '设置', '设定', '确认', '警告',
+  '违规', '限制', '受限', '过期', '到期', '恢复', '升级', '迁移', '审核',
 ];
 /**
  * Chinese words that claim to be the site's own service when they are what the name names, its

@@ -292,7 +292,7 @@ test('a word of what the site holds for its members or of those who run it (an a
 test('a word of what befalls what the site holds (suspended, locked, unlock, confirmation, settings; 冻结, 异常, 封禁, 解封, 激活) claims after a word of what it holds as a word of its service does, not alone: "Community Account Suspended", "Community Account Locked" and "社区账号异常" are refused, "Community Protection Fund" registers', () => {
   for (const name of ['Community Account Suspended', 'Community Account Suspension Notice Helper', 'Community Account Locked', 'Community Account Unlock', 'Community Account Confirmation', 'Community Account Protection',
     'Community Account Settings', 'Community Account Manager', 'Community Account Review', 'Community Account Warning', 'Community Account Reactivation', 'Community Admin Warning', 'Your Community ID Blocked',
-    '社区账号冻结', '社区账号异常', '社区账号封禁', '社区账号解封', '社區帳號凍結通知', '社区账号激活', '社区账号设置', '社群帳號設定', '社区账户锁定', '社区管理员警告'])
+    '社区账号冻结', '社区账号异常', '社区账号封禁', '社区账号解封', '社區帳號凍結通知', '社区账号激活', '社区账号设置', '社群帳號設定', '社区账户锁定', '社区管理员警告', '社群帳號停權', '社群帳號封鎖'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
   for (const name of ['Riverside Account Suspended', '河畔账号异常'])
     assert.deepEqual(trustClaims(name, ['Riverside', '河畔']), ['site_name'], name);
