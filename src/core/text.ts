@@ -227,6 +227,18 @@ const SITE_ACCESS_WORDS_CHINESE = [
  */
 const SITE_HOLDING_WORDS_CHINESE = ['账号', '帐号', '账户', '帐户', '后台', '站务', '版主', '管理员', '工作人员', '站长', '网管', '小编'];
 /**
+ * Chinese words of what befalls what the site holds, the lures of a page that claims to act on an
+ * account (您的账号异常): frozen and unfrozen, anomalous, banned (Taiwan's 停權, 封鎖) and unbanned,
+ * locked and unlocked, activated, disabled, closed, protected, settings (Taiwan's 設定), confirmed,
+ * warned, in violation, restricted, expired, restored, upgraded, migrated, reviewed. After a word of what it
+ * holds they claim as a word of its service does (社区账号冻结, 社区账号异常); alone they are
+ * ordinary (社区保护伞), as `SITE_STATE_WORDS_LATIN` are.
+ */
+const SITE_STATE_WORDS_CHINESE = [
+  '冻结', '解冻', '异常', '封禁', '封号', '封锁', '停权', '解封', '锁定', '解锁', '激活', '停用', '禁用', '注销', '保护', '设置', '设定', '确认', '警告',
+  '违规', '限制', '受限', '过期', '到期', '恢复', '升级', '迁移', '审核',
+];
+/**
  * Chinese words that claim to be the site's own service when they are what the name names, its
  * last words (社区安全中心, 社区客服中心), yet begin or end an ordinary compound after a community's
  * name: team (社区团队建设, team building), administration, groups, operations, security, checks,
@@ -283,6 +295,22 @@ const SITE_ACCESS_WORDS_LATIN = [
  */
 const SITE_HOLDING_WORDS_LATIN = ['account', 'id', 'admin', 'administrator', 'administration', 'staff', 'moderator'];
 /**
+ * English words of what befalls what the site holds, the lures of a page that claims to act on an
+ * account ("Your account is suspended"): suspended, locked or blocked and their undoing, banned,
+ * disabled, (re)activated, frozen, restricted or limited, compromised, suspicious or unusual,
+ * expired, closed, deleted or terminated, a warning or violation, confirming, validating,
+ * protecting, restoring or reviewing it, its settings and its manager. After a word of what it
+ * holds they claim as a word of its service does ("Community Account Suspended", "Community
+ * Account Settings"); alone they are ordinary ("Community Protection Fund", "Community Manager
+ * Toolkit"), so they claim neither before the site's name nor by ending the name after it.
+ */
+const SITE_STATE_WORDS_LATIN = [
+  'suspended', 'suspension', 'locked', 'lockout', 'unlock', 'blocked', 'unblock', 'banned', 'unban', 'disabled', 'deactivated', 'deactivation',
+  'activation', 'reactivation', 'frozen', 'unfreeze', 'restricted', 'restriction', 'limited', 'limitation', 'compromised', 'suspicious', 'unusual',
+  'expired', 'expiration', 'closure', 'closed', 'deletion', 'deleted', 'termination', 'terminated', 'warning', 'violation', 'confirmation',
+  'confirm', 'validation', 'validate', 'protection', 'restore', 'restoration', 'review', 'settings', 'manager', 'management',
+];
+/**
  * English words that claim to be the site's own service when they end the name after its name,
  * alone or after another claim ("Community Support", "Community Help Center", "CommunityHub"),
  * yet begin ordinary phrases ("Community Service Tracker", volunteering; "Community Center Bookings";
@@ -309,10 +337,10 @@ const SITE_SERVICE_WORDS_LATIN = [
 ];
 /**
  * Words that join the site's name to the claims beside it, before it ("Sign in to the Community",
- * "Login for Community", "Login onto Community", "Your Community", "Welcome to Community") or after
- * it ("Community for iOS", "Community on the Web").
+ * "Login for Community", "Login onto Community", "Your Community", "Welcome to Community", "Please
+ * sign in to Community", as 请 leads 请登录社区) or after it ("Community for iOS", "Community on the Web").
  */
-const CONNECTORS_LATIN = ['to', 'into', 'onto', 'with', 'via', 'for', 'at', 'on', 'the', 'your', 'welcome'];
+const CONNECTORS_LATIN = ['to', 'into', 'onto', 'with', 'via', 'for', 'at', 'on', 'the', 'your', 'welcome', 'please'];
 
 /**
  * Latin small capitals as the letters they are drawn as, which the confusables data leaves as
@@ -434,10 +462,11 @@ function standsAsName(name: readonly FoldedCharacter[], site: string): boolean {
 
 /**
  * How a word beside the site's name bears on it: a word of `access` claims its accounts whatever
- * follows; a word of what it `hold`s claims before a word of its service too; a word of its
- * `service`, and a word `joining` them (a connector, a number), claim where what follows does.
+ * follows; a word of what it `hold`s claims before a word of its service or of its `state`, which
+ * claims there and nowhere else; a word of its `service`, and a word `joining` them (a connector,
+ * a number), claim where what follows does.
  */
-type Bearing = 'access' | 'holding' | 'service' | 'joining';
+type Bearing = 'access' | 'holding' | 'state' | 'service' | 'joining';
 
 /** A word that may follow the site's name, found at a place in a name: where it ends, and how it bears on the name. */
 interface WordFound {
@@ -456,19 +485,25 @@ interface WordFound {
  */
 function claimingPlaces(length: number, ends: (at: number) => boolean, wordsAt: (at: number) => WordFound[]): boolean[] {
   const claims: boolean[] = [];
-  const service: boolean[] = [];
+  // Whether a word that claims after a word of what the site holds begins at a place.
+  const afterHolding: boolean[] = [];
   for (let at = length; at >= 0; at -= 1) {
     const words = wordsAt(at);
-    service[at] = words.some(({ bearing }) => bearing === 'service');
-    claims[at] = ends(at) || words.some(({ end, bearing }) => bearing === 'access' || claims[end]! || (bearing === 'holding' && service[end]!));
+    afterHolding[at] = words.some(({ bearing }) => bearing === 'service' || bearing === 'state');
+    claims[at] = ends(at) || words.some(({ end, bearing }) =>
+      bearing === 'access' || (bearing !== 'state' && claims[end]!) || (bearing === 'holding' && afterHolding[end]!));
   }
   return claims;
 }
 
-/** For each place of a name of `length` folded characters, whether words one after another (`wordsAt`) lead to it from the name's start, each place read once. */
+/**
+ * For each place of a name of `length` folded characters, whether words one after another
+ * (`wordsAt`) lead to it from the name's start, each place read once; a word of what befalls what
+ * the site holds leads nowhere ("Review Community" is a community for reviews).
+ */
 function reachedPlaces(length: number, wordsAt: (at: number) => WordFound[]): boolean[] {
   const reached = Array.from({ length: length + 1 }, (_, at) => at === 0);
-  for (let at = 0; at < length; at += 1) if (reached[at]) for (const { end } of wordsAt(at)) reached[end] = true;
+  for (let at = 0; at < length; at += 1) if (reached[at]) for (const { end, bearing } of wordsAt(at)) if (bearing !== 'state') reached[end] = true;
   return reached;
 }
 
@@ -495,32 +530,54 @@ function hanNameEnds(name: readonly FoldedCharacter[], site: string): (end: numb
   const last = [...site].at(-1)!;
   const goesOn = (c: string) => EAST_ASIAN.test(c) && !/\p{N}/u.test(c) && (HAN.test(last) ? HAN.test(c) : !KATAKANA.test(c) || KATAKANA.test(last));
   const ends = (at: number) => at === name.length || !goesOn(name[at]!.character) || name[at]!.afterTagline;
-  const found = (words: readonly string[], bearing: Bearing, at: number) =>
-    words.filter((word) => foundAt(name, at, [...word])).map((word) => ({ end: at + [...word].length, bearing }));
-  const wordsAt = (at: number) => [
-    ...found(SITE_ACCESS_WORDS_CHINESE, 'access', at), ...found(SITE_HOLDING_WORDS_CHINESE, 'holding', at), ...found(SITE_SERVICE_WORDS_CHINESE, 'service', at),
-  ];
+  const possessive = (at: number) => foundAt(name, at, [POSSESSIVE]) ? at + 1 : at;
+  // 的 may follow a word of what the site holds as it does its name ("社区账号的登录").
+  const wordsAt = (at: number) => (CHINESE_CLAIM_WORDS.get(name[at]?.character ?? '') ?? [])
+    .filter(({ words: [word] }) => foundAt(name, at, [...word!]))
+    .map(({ words: [word], bearing }) => ({ end: bearing === 'holding' ? possessive(at + [...word!].length) : at + [...word!].length, bearing }));
   let claims: boolean[] | undefined;
   return (end) => {
     claims ??= claimingPlaces(name.length, ends, wordsAt);
-    return claims[foundAt(name, end, [POSSESSIVE]) ? end + 1 : end]!;
+    return claims[possessive(end)]!;
   };
 }
 
-/** Words that claim the site's accounts or service beside its name in an alphabet, each a list of words folded as names are. */
-interface LatinClaimWords {
-  access: readonly (readonly string[])[];
-  holding: readonly (readonly string[])[];
-  service: readonly (readonly string[])[];
-  connectors: readonly (readonly string[])[];
+/** A phrase that bears on the site's name beside it, its words as they are sought in a folded name. */
+interface ClaimPhrase {
+  words: readonly string[];
+  bearing: Bearing;
 }
 
-/** The English claim words folded once, as the names they are sought in are (`foldedForm`, `oneStroke`). */
-function latinClaimWords(tables: LookAlikeTables): LatinClaimWords {
+/**
+ * Claim phrases by the character they begin with, so that a place of a name is tried only against
+ * those that may begin there: NFKC writes one character of a name as up to 18 ("ﷺ"), and every
+ * list tried at each of them held the server a tenth of a second for 80 characters.
+ */
+type ClaimWordIndex = ReadonlyMap<string, readonly ClaimPhrase[]>;
+
+function indexedClaimWords(lists: readonly (readonly [readonly (readonly string[])[], Bearing])[]): ClaimWordIndex {
+  const index = new Map<string, ClaimPhrase[]>();
+  for (const [list, bearing] of lists) {
+    for (const words of list) {
+      const first = [...words[0]!][0]!;
+      index.set(first, [...(index.get(first) ?? []), { words, bearing }]);
+    }
+  }
+  return index;
+}
+
+const CHINESE_CLAIM_WORDS = indexedClaimWords([
+  [SITE_ACCESS_WORDS_CHINESE.map((word) => [word]), 'access'], [SITE_HOLDING_WORDS_CHINESE.map((word) => [word]), 'holding'],
+  [SITE_STATE_WORDS_CHINESE.map((word) => [word]), 'state'], [SITE_SERVICE_WORDS_CHINESE.map((word) => [word]), 'service'],
+]);
+
+/** The English claim words folded once, as the names they are sought in are (`foldedForm`, `oneStroke`), by their first character. */
+function latinClaimWords(tables: LookAlikeTables): ClaimWordIndex {
   const phrases = (list: readonly string[]) => list.map((phrase) => phrase.split(' ').map((word) => oneStroke(foldedForm(word, tables))));
-  return {
-    access: phrases(SITE_ACCESS_WORDS_LATIN), holding: phrases(SITE_HOLDING_WORDS_LATIN), service: phrases(SITE_SERVICE_WORDS_LATIN), connectors: phrases(CONNECTORS_LATIN),
-  };
+  return indexedClaimWords([
+    [phrases(SITE_ACCESS_WORDS_LATIN), 'access'], [phrases(SITE_HOLDING_WORDS_LATIN), 'holding'], [phrases(SITE_STATE_WORDS_LATIN), 'state'],
+    [phrases(SITE_SERVICE_WORDS_LATIN), 'service'], [phrases(CONNECTORS_LATIN), 'joining'],
+  ]);
 }
 
 /**
@@ -576,6 +633,35 @@ function asLetters(characters: readonly string[]): { letters: string[]; starts: 
   return { letters, starts };
 }
 
+/** The English claim words found in a folded name (`latinWordsIn`), with where its runs of digits end and a possessive "s" after a place. */
+interface LatinWords {
+  wordsAt: (at: number) => WordFound[];
+  digitsEnd: readonly number[];
+  possessive: (at: number) => number;
+}
+
+/** The English claim words of `words` where they stand in `name`, each a whole word or a run of digits. */
+function latinWordsIn(name: readonly FoldedCharacter[], words: ClaimWordIndex): LatinWords {
+  // Where the run of digits from each place ends, found once from the name's end back.
+  const digitsEnd: number[] = [];
+  for (let at = name.length; at >= 0; at -= 1) digitsEnd[at] = at < name.length && isDigit(name[at]!) ? digitsEnd[at + 1]! : at;
+  const wordEnds = (from: number, word: string) => foundAt(name, from, [...word]) && endsWord(name, from, from + [...word].length) ? [from + [...word].length] : [];
+  // A phrase's last word may take a plural "s" written on it ("Community Logins", "Community Sign-Ins"; not "TM Support").
+  const pluralEnds = (from: number, word: string) => wordEnds(from, `${word}s`).filter((end) => !name[end - 1]!.afterGap);
+  const phraseEnds = (at: number, phrase: readonly string[]) => phrase.reduce<number[]>((froms, word, i) =>
+    froms.flatMap((from) => [...wordEnds(from, word), ...(i === phrase.length - 1 ? pluralEnds(from, word) : [])]), [at]);
+  // A possessive "s" on its own after a gap ("Community's", "Community Account's Login").
+  const possessive = (at: number) => foundAt(name, at, ['s']) && name[at]!.afterGap && endsWord(name, at, at + 1) ? at + 1 : at;
+  // Digits are a word there ("Community365 Login"), and may begin one ("Community 2FA"); a word
+  // of what the site holds may take a possessive as its name does.
+  const wordsAt = (at: number): WordFound[] => [
+    ...(words.get(name[at]?.character ?? '') ?? []).flatMap(({ words: phrase, bearing }) =>
+      phraseEnds(at, phrase).map((end) => ({ end: bearing === 'holding' ? possessive(end) : end, bearing }))),
+    ...(digitsEnd[at]! > at ? [{ end: digitsEnd[at]!, bearing: 'joining' as const }] : []),
+  ];
+  return { wordsAt, digitsEnd, possessive };
+}
+
 /**
  * Whether the site's name in an alphabet stands in `name` as the site's own, anywhere in it (English
  * sets what qualifies a name before it, "Your Community Account", "Secure Community Login", so only
@@ -594,22 +680,9 @@ function asLetters(characters: readonly string[]): { letters: string[]; starts: 
  * An ordinary phrase keeps the word: "Community Garden Planner", "Garden Community",
  * "Community Service Tracker", "Community Account Exporter".
  */
-function claimsSiteInAlphabet(name: readonly FoldedCharacter[], site: string, words: LatinClaimWords): boolean {
+function claimsSiteInAlphabet(name: readonly FoldedCharacter[], site: string, latin: LatinWords): boolean {
   const ends = (at: number) => at === name.length || EAST_ASIAN.test(name[at]!.character) || name[at]!.afterTagline;
-  // Where the run of digits from each place ends, found once from the name's end back.
-  const digitsEnd: number[] = [];
-  for (let at = name.length; at >= 0; at -= 1) digitsEnd[at] = at < name.length && isDigit(name[at]!) ? digitsEnd[at + 1]! : at;
-  const wordEnds = (from: number, word: string) => foundAt(name, from, [...word]) && endsWord(name, from, from + [...word].length) ? [from + [...word].length] : [];
-  // A phrase's last word may take a plural "s" written on it ("Community Logins", "Community Sign-Ins"; not "TM Support").
-  const pluralEnds = (from: number, word: string) => wordEnds(from, `${word}s`).filter((end) => !name[end - 1]!.afterGap);
-  const phraseEnds = (at: number, phrase: readonly string[]) => phrase.reduce<number[]>((froms, word, i) =>
-    froms.flatMap((from) => [...wordEnds(from, word), ...(i === phrase.length - 1 ? pluralEnds(from, word) : [])]), [at]);
-  const lists = [[words.access, 'access'], [words.holding, 'holding'], [words.service, 'service'], [words.connectors, 'joining']] as const;
-  // Digits are a word there ("Community365 Login"), and may begin one ("Community 2FA").
-  const wordsAt = (at: number): WordFound[] => [
-    ...lists.flatMap(([list, bearing]) => list.flatMap((phrase) => phraseEnds(at, phrase)).map((end) => ({ end, bearing }))),
-    ...(digitsEnd[at]! > at ? [{ end: digitsEnd[at]!, bearing: 'joining' as const }] : []),
-  ];
+  const { wordsAt, digitsEnd, possessive } = latin;
   let reached: boolean[] | undefined;
   let claiming: boolean[] | undefined;
   const hanEnds = hanNameEnds(name, site);
@@ -630,7 +703,7 @@ function claimsSiteInAlphabet(name: readonly FoldedCharacter[], site: string, wo
     const found = foundAt(name, start, sought) ? [start + sought.length] : misspelt(start);
     for (const end of found.filter((end) => endsWord(name, start, end))) {
       const numbered = digitsEnd[end]!;
-      const after = foundAt(name, numbered, ['s']) && name[numbered]!.afterGap && endsWord(name, numbered, numbered + 1) ? numbered + 1 : numbered;
+      const after = possessive(numbered);
       if (ends(after)) {
         reached ??= reachedPlaces(name.length, wordsAt);
         if (reached[start] || (HAN.test(name[after]?.character ?? '') && !name[after]!.afterTagline && hanEnds(after))) return true;
@@ -719,7 +792,7 @@ export type TrustClaim = 'check_mark' | 'review_word' | 'site_name';
  * punctuation between letters aside ("V e r i f i e d", "官 方") and look-alike letters as their
  * skeleton ("Verіfied" with a Cyrillic і).
  */
-function trustClaims(name: string, siteNames: readonly string[], tables: LookAlikeTables, words: LatinClaimWords): TrustClaim[] {
+function trustClaims(name: string, siteNames: readonly string[], tables: LookAlikeTables, words: ClaimWordIndex): TrustClaim[] {
   const folded = foldedCharacters(name, tables).map((c) => ({ ...c, character: oneStroke(c.character) }));
   const all = folded.map(({ character }) => character).join('');
   const reviewWord = CLAIM_WORDS_LATIN.some((word) => standsAsName(folded, oneStroke(foldedForm(word, tables))))
@@ -744,15 +817,18 @@ function trustClaims(name: string, siteNames: readonly string[], tables: LookAli
  * as apps on a community site commonly do, and one that makes a longer word of it
  * ("Communityhub") names something else.
  */
-function namesItselfSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables, words: LatinClaimWords): boolean {
-  // Where a Chinese site's name may begin: after nothing but digits and lead-ins ("1社区账号", "登录河畔").
+function namesItselfSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables, words: ClaimWordIndex): boolean {
+  const latin = latinWordsIn(folded, words);
+  // Where a Chinese site's name may begin: after nothing but numbers, lead-ins and the English
+  // words that lead a name in an alphabet, its service's aside ("1社区账号", "登录河畔", "Your
+  // 社区账号", "Sign in to 社区"), as a product's name before it is what it qualifies ("Linux社区").
   const leads = reachedPlaces(folded.length, (at) => [
     ...LEAD_INS_CHINESE.filter((word) => foundAt(folded, at, [...word])).map((word) => ({ end: at + [...word].length, bearing: 'joining' as const })),
-    ...(isDigit(folded[at]!) ? [{ end: at + 1, bearing: 'joining' as const }] : []),
+    ...latin.wordsAt(at).filter(({ bearing }) => bearing !== 'service'),
   ]);
   return siteNames.flatMap(namesOfSite).map((site) => oneStroke(foldedForm(site, tables))).some((site) => {
     if (site === '') return false;
-    if (!EAST_ASIAN.test(site)) return claimsSiteInAlphabet(folded, site, words);
+    if (!EAST_ASIAN.test(site)) return claimsSiteInAlphabet(folded, site, latin);
     const hanEnds = hanNameEnds(folded, site);
     return leads.some((reached, at) => reached && foundAt(folded, at, [...site]) && hanEnds(at + [...site].length));
   });
@@ -832,9 +908,17 @@ export async function lookAlikeCheck(): Promise<(name: string, siteNames: readon
   return (name, siteNames) => lookAlikeSigns(name, siteNames, tables);
 }
 
-/** `trustClaims`, once its tables are loaded. */
-export async function trustClaimCheck(): Promise<(name: string, siteNames: readonly string[]) => TrustClaim[]> {
-  const tables = await lookAlikeTables();
-  const words = latinClaimWords(tables);
-  return (name, siteNames) => trustClaims(name, siteNames, tables, words);
+let checking: Promise<(name: string, siteNames: readonly string[]) => TrustClaim[]> | undefined;
+
+/**
+ * `trustClaims`, once its tables are loaded and its words folded: built once and shared, as folding
+ * the words again cost each unauthenticated registration (RFC 7591) more than reading its name.
+ */
+export function trustClaimCheck(): Promise<(name: string, siteNames: readonly string[]) => TrustClaim[]> {
+  checking ??= (async () => {
+    const tables = await lookAlikeTables();
+    const words = latinClaimWords(tables);
+    return (name: string, siteNames: readonly string[]) => trustClaims(name, siteNames, tables, words);
+  })();
+  return checking;
 }

@@ -195,6 +195,30 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     await assertRegistersEverywhere(visitor, ['Community Account Exporter', 'Community Admin Tools', '社区账号导出工具', '社群管理員工具']);
   });
 
+  test('"please" before signing in to the site welcomes one there as 请 does: "Please sign in to Community" is refused, "Please Help the Community Garden" registers, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['Please sign in to Community', 'Please log into Community']);
+    await assertRegistersEverywhere(visitor, ['Please Help the Community Garden']);
+  });
+
+  test('English words that lead the site\'s name lead a Chinese one too: "Your 社区账号" and "Sign in to 社区" are refused, "Linux社区" registers, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['Your 社区账号', 'Sign in to 社区', 'Welcome to 社群']);
+    await assertRegistersEverywhere(visitor, ['Linux社区', 'Python 社区助手']);
+  });
+
+  test('a word of what befalls an account claims after a word of what the site holds: "Community Account Suspended" and "社区账号异常" are refused, "Community Protection Fund" registers, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['Community Account Suspended', 'Community Account Locked', '社区账号异常', '社區帳號凍結通知']);
+    await assertRegistersEverywhere(visitor, ['Community Protection Fund', '社区保护伞']);
+  });
+
+  test('a possessive after a word of what the site holds (\'s, 的) keeps it before a claim: "Community Account\'s Login" and "社区账号的登录" are refused, "Community Admin\'s Toolkit" registers, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['Community Account\'s Login', 'Community ID\'s Password', '社区账号的登录', '社區管理員的後台']);
+    await assertRegistersEverywhere(visitor, ['Community Admin\'s Toolkit', '社区账号的导出工具']);
+  });
+
   test('the site\'s name in an alphabet before Chinese that claims it is refused whatever comes before it: "My Community账号" and "Garden Community帳號安全" are refused, "My Community团购" registers, by RFC 7591 and on the developer page', async () => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
     await assertRefusedEverywhere(visitor, ['My Community账号', 'Garden Community帳號安全', 'Hello Community客服中心']);
