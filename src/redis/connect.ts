@@ -19,7 +19,7 @@
  * before it reads the socket, where Redis's answer waits: an answered command would be taken for
  * a stall, a connection made for one not made, and the instance would count its rate limits alone
  * until Redis is back. An outage ends only when a script sent alone on a new connection at once,
- * then what the users send (`RedisUse`), is answered, not at its handshake (requests keep to their
+ * with what the users send (`RedisUse`), is answered, not at its handshake (requests keep to their
  * fallback until then): a Redis that pauses writes (CLIENT PAUSE WRITE, in a failover) answers
  * the handshake and not a script, and would otherwise be logged back and gone twice a second, and
  * /readyz would say 'redis' half the time while requests wait for the timeout. Decided over keeping the
@@ -86,18 +86,33 @@ function refusedSetting(error: unknown): 'database' | 'credentials' | undefined 
  * (`checkRedisDatabase`) and on a new connection after an outage or a refused permission
  * (`GuardedRedis`), on a key named as the user's own are (`svc:rl:…`, `svc:dpop:…`) that expires
  * within seconds: Redis refuses it (`refusedPermission`) when REDIS_URL's ACL user may not run
- * those commands or touch those keys.
+ * those commands or touch those keys. Its commands are issued together (`sendUses`), not each
+ * after the answer to the one before.
  */
-export type RedisUse = (client: Redis) => Promise<unknown>;
+export type RedisUse = (client: Redis) => Array<Promise<unknown>>;
 
 /**
- * Runs `lua` both ways the service's scripts reach Redis: EVAL, which ioredis sends first on each
- * connection, then EVALSHA of the same script (which the EVAL loaded), sent from then on. A user
- * without one of the two would pass a check that ran the other, and be refused at run time.
+ * Sends `lua` both ways the service's scripts reach Redis: EVAL, which ioredis sends first on each
+ * connection, then EVALSHA of the same script (which the EVAL loads, Redis answering in order),
+ * sent from then on. A user without one of the two would pass a check that ran the other, and be
+ * refused at run time.
  */
-export async function runScriptBothWays(client: Redis, lua: string, keys: string[], args: Array<string | number>): Promise<void> {
-  await client.eval(lua, keys.length, ...keys, ...args);
-  await client.evalsha(createHash('sha1').update(lua).digest('hex'), keys.length, ...keys, ...args);
+export function scriptBothWays(client: Redis, lua: string, keys: string[], args: Array<string | number>): Array<Promise<unknown>> {
+  return [
+    client.eval(lua, keys.length, ...keys, ...args),
+    client.evalsha(createHash('sha1').update(lua).digest('hex'), keys.length, ...keys, ...args),
+  ];
+}
+
+/**
+ * Sends what `uses` send, all at once: ioredis writes commands without waiting for the answers
+ * before, so they take one round trip, as a request's command does, and fit its timeout on a
+ * Redis far away (one after the other, the six of the service's would need six round trips: 100 ms
+ * away, longer than the 500 ms that a new connection's probe has, which would fail for ever).
+ * Redis answers in order: the error is the first command's it refused.
+ */
+function sendUses(client: Redis, uses: readonly RedisUse[]): Promise<unknown> {
+  return Promise.all(uses.flatMap((use) => use(client)));
 }
 
 /**
@@ -140,9 +155,7 @@ export async function checkRedisDatabase(url: string, uses: readonly RedisUse[],
       });
       client.on('ready', () => {
         // Any other answer (out of memory, writes paused) is Redis's state now, no setting at fault.
-        (async () => {
-          for (const use of uses) await use(client);
-        })().then(
+        sendUses(client, uses).then(
           () => resolve({ outcome: 'ok' }),
           (error: Error) => resolve(refusedPermission(error) === undefined ? { outcome: 'ok' } : { outcome: 'refused', refused: 'permissions', reason: error.message, db }),
         );
@@ -215,6 +228,9 @@ function afterLoopTime(ms: number, verdict: () => void): () => void {
     if (immediate) clearImmediate(immediate);
   };
 }
+
+/** A script that writes nothing: a Redis pausing its writes does not answer it (`probe`). */
+const ANSWERS_SCRIPTS: RedisUse = (client) => [client.eval('return 1', 0)];
 
 /** How long after an error answered to a new connection's probe it is sent again (`probe`). */
 const PROBE_AGAIN_MS = 1000;
@@ -334,7 +350,8 @@ export class GuardedRedis {
    * After an outage the handshake proves nothing: a Redis pausing its writes (CLIENT PAUSE WRITE,
    * as a failover does) answers it and not a script, one still LOADING its dataset refuses every
    * other command, and an ACL user may still lack a permission. So a script is sent at once,
-   * alone, then what the users send (`uses`): its answer ends the outage (`send`), and until then
+   * alone, with what the users send (`uses`), in one round trip (`sendUses`) and one command's
+   * timeout: its answer ends the outage (`send`), and until then
    * requests keep to their fallback without asking, or each would wait for the timeout on a Redis
    * that still pauses (its failure drops this connection too, and the next is probed). An error
    * answered (LOADING) keeps the connection, probed again a second later, as ioredis's ready
@@ -344,10 +361,7 @@ export class GuardedRedis {
     this.probing = true;
     const connection = this.closes;
     const current = () => connection === this.closes && !this.closed && !this.dropped && this.degraded;
-    void this.send(async () => {
-      await this.client.eval('return 1', 0);
-      for (const use of this.uses) await use(this.client);
-    }).then((answer) => {
+    void this.send(() => sendUses(this.client, [ANSWERS_SCRIPTS, ...this.uses])).then((answer) => {
       if (answer !== undefined || !current()) {
         this.probing = false;
         return;

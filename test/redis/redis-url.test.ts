@@ -14,6 +14,7 @@ import { temporarySqlitePath } from '../support/databases.js';
 import { compiled, run, SERVICE_ENTRY } from '../support/processes.js';
 import { holdEventLoop, redisUrl, scratchRedis, skipWithoutRedis, skipWithoutRedisServer, uniqueKeyPrefix } from '../support/redis.js';
 import { freePort } from '../support/instances.js';
+import { TcpRelay } from '../support/relay.js';
 
 const T0 = Date.UTC(2026, 10, 23, 8, 0, 0);
 
@@ -241,4 +242,37 @@ test('a Redis that answers the start\'s check while the event loop is held past 
   // Held once the connection is under way (ioredis makes its socket on the next tick), while Redis answers.
   setImmediate(() => holdEventLoop(3 * timeout));
   assert.deepEqual(await checked, { outcome: 'ok' });
+});
+
+test('a Redis 250 ms away passes the start\'s check and is used again after an outage: what the service sends takes one round trip, within one command\'s timeout', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
+  const target = new URL(redisUrl!);
+  const relay = new TcpRelay({ host: target.hostname, port: Number(target.port || 6379) });
+  relay.delayMs = 250;
+  await relay.open();
+  const relayed = new URL(target);
+  relayed.host = `127.0.0.1:${relay.port}`;
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  // The handshake and each command have 1 s: four round trips, where the six scripts and claim took six.
+  const redis = new GuardedRedis(relayed.href, { logger, meanwhile: 'rate limits count in memory per instance', uses: REDIS_USES, commandTimeoutMs: 1000 });
+  const keyPrefix = uniqueKeyPrefix();
+  const limiter = new RedisRateLimiter({ redis, keyPrefix });
+  try {
+    // The start's 1 s: the handshake's round trip and the check's.
+    assert.deepEqual(await checkRedisDatabase(relayed.href, REDIS_USES), { outcome: 'ok' });
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+    await relay.cut();
+    await eventually(() => limiter.state() === 'degraded', 'the cut is noticed');
+    await relay.open();
+    await eventually(() => limiter.state() === 'redis', 'back on Redis once it answers');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98);
+    assert.deepEqual(lines, ['warn: Redis unreachable; rate limits count in memory per instance until it is back', 'info: Redis is reachable again']);
+  } finally {
+    await limiter.close();
+    redis.close();
+    await relay.cut();
+    const admin = new (createRequire(import.meta.url)('ioredis') as typeof import('ioredis')).Redis(redisUrl!);
+    await admin.del(`${keyPrefix}k:${Math.floor(T0 / 60_000) * 60}`);
+    admin.disconnect();
+  }
 });
