@@ -31,9 +31,9 @@
  * timeout for the answer, which a shorter wait would take for a stall. An error Redis answers
  * with (out of memory, a script error, LOADING) leaves the connection as it is: that request uses
  * its fallback, and the outage ends at the next command Redis answers. A permission it refuses
- * (`NOPERM`: REDIS_URL's ACL user changed since the start) is no outage and is logged as what it
- * is, once; Redis is skipped meanwhile, and each new connection, every 2 s, is probed as after
- * an outage.
+ * (`NOPERM`: REDIS_URL's ACL user changed since the start), or a write it refuses as a replica
+ * (`READONLY`: failed over), is no outage and is logged as what it is, once; Redis is skipped
+ * meanwhile, and each new connection, every 2 s, is probed as after an outage.
  * docs/operations.md, "Metrics and alerts".
  */
 import { createHash } from 'node:crypto';
@@ -127,6 +127,19 @@ function refusedPermission(error: unknown): string | undefined {
   const command = /'([\w|-]+)' command/.exec(error.message)?.[1];
   if (command !== undefined) return `the command ${command.toUpperCase()}`;
   return /\bkeys?\b/.test(error.message) ? 'the service\'s keys' : 'a command the service sends';
+}
+
+/**
+ * What a command's error says that a new connection may change, with the log line's words: a
+ * permission REDIS_URL's user lost (`refusedPermission`), or a Redis that is a replica now
+ * (`READONLY` to a write, `MASTERDOWN` from one cut off from its primary), as a failover leaves
+ * the old primary, while REDIS_URL's name points at the new one; `undefined` for any other error.
+ */
+function refusedOnConnection(error: unknown): { what: string; until: string } | undefined {
+  const permission = refusedPermission(error);
+  if (permission !== undefined) return { what: `Redis refuses REDIS_URL's user ${permission}`, until: 'it allows it' };
+  if (error instanceof Error && /^(?:READONLY|MASTERDOWN)\b/.test(error.message)) return { what: 'REDIS_URL reaches a replica, which takes no writes', until: 'it reaches a primary' };
+  return undefined;
 }
 
 /** What the start's check found of REDIS_URL: `refused` names what Redis refused, with its answer. */
@@ -463,13 +476,14 @@ export class GuardedRedis {
   private failed(error: unknown, connection: number): void {
     // Sent on a connection closed since: its closing was the news, and a new one may be fine.
     if (connection !== this.closes || this.closed) return;
-    const permission = refusedPermission(error);
-    if (permission !== undefined) {
-      // REDIS_URL's user lost a permission since the start (its ACL changed): no outage, and told
-      // once as what it is. Redis is skipped as in an outage, every user on its fallback, and the
-      // connection dropped: each new one (every 2 s) runs what the users send before Redis is
-      // used again, so no request pays a round trip to be refused meanwhile.
-      this.refusal(error, `Redis refuses REDIS_URL's user ${permission}`, 'it allows it');
+    const refused = refusedOnConnection(error);
+    if (refused !== undefined) {
+      // REDIS_URL's user lost a permission since the start (its ACL changed), or its Redis is a
+      // replica now: no outage, and told once as what it is. Redis is skipped as in an outage,
+      // every user on its fallback, and the connection dropped: each new one (every 2 s, to
+      // where REDIS_URL's name points then) runs what the users send before Redis is used again,
+      // so no request pays a round trip to be refused meanwhile.
+      this.refusal(error, refused.what, refused.until);
       return this.drop();
     }
     this.outage(error);

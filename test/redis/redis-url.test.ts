@@ -276,3 +276,31 @@ test('a Redis 250 ms away passes the start\'s check and is used again after an o
     admin.disconnect();
   }
 });
+
+test('a Redis that becomes a replica once running (a failover) is logged once as such, its connection dropped: the new primary REDIS_URL names since is used', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  const [first, second] = [await scratchRedis(), await scratchRedis()];
+  // REDIS_URL's name, which a failover points at the new primary.
+  const relay = new TcpRelay({ host: '127.0.0.1', port: first.port });
+  await relay.open();
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const limiter = new RedisRateLimiter({ url: `redis://127.0.0.1:${relay.port}`, logger });
+  try {
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+    assert.equal(first.command('', 'REPLICAOF', '127.0.0.1', String(second.port)), 'OK');
+    relay.target = { host: '127.0.0.1', port: second.port };
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'refused a write, counted in memory');
+    await eventually(() => limiter.state() === 'redis', 'on the new primary');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'counted in the new primary');
+    assert.equal(second.command('', 'GET', `svc:rl:k:${Math.floor(T0 / 60_000) * 60}`), '1');
+    assert.deepEqual(lines, [
+      'warn: REDIS_URL reaches a replica, which takes no writes; rate limits count in memory per instance until it reaches a primary',
+      'info: Redis is reachable again',
+    ]);
+  } finally {
+    await limiter.close();
+    await relay.cut();
+    await first.stop();
+    await second.stop();
+  }
+});

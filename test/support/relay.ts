@@ -22,7 +22,8 @@ export class TcpRelay {
   delayMs = 0;
 
   /** `port` 0 takes a free port on the first `open()` and keeps it afterwards. */
-  constructor(private readonly target: { host: string; port: number }, public port = 0) {}
+  /** `target` may be changed: connections accepted from then on reach it (a name whose address changed, as in a failover). */
+  constructor(public target: { host: string; port: number }, public port = 0) {}
 
   async open(): Promise<void> {
     this.server = createServer((client) => {
