@@ -15,13 +15,9 @@ import { compiled, run, SERVICE_ENTRY } from '../support/processes.js';
 import { holdEventLoop, redisUrl, scratchRedis, skipWithoutRedis, skipWithoutRedisServer, uniqueKeyPrefix } from '../support/redis.js';
 import { freePort } from '../support/instances.js';
 import { TcpRelay } from '../support/relay.js';
+import { until } from '../support/eventually.js';
 
 const T0 = Date.UTC(2026, 10, 23, 8, 0, 0);
-
-async function eventually(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 50));
-  assert.ok(condition(), what);
-}
 
 /** TEST_REDIS_URL with database `db` (Redis has 16 by default: 0 to 15). */
 function withDatabase(db: number): string {
@@ -202,13 +198,15 @@ test('a permission REDIS_URL\'s user loses once running (its ACL changed) is log
     const refused = ['warn: Redis refuses REDIS_URL\'s user the command EVALSHA; rate limits count in memory per instance until it allows it'];
     assert.deepEqual(lines, refused);
     const refusedAt = connections;
-    await eventually(() => connections >= refusedAt + 2, 'new connections are tried, each refused');
+    // New connections are tried, each refused.
+    await until(() => connections >= refusedAt + 2);
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98, 'still counted in memory');
     assert.equal(limiter.state(), 'degraded');
     assert.deepEqual(lines, refused, 'told once');
 
     assert.equal(await admin.call('ACL', 'SETUSER', user, '+evalsha'), 'OK');
-    await eventually(() => limiter.state() === 'redis', 'back on Redis once the permission is given back');
+    // Back on Redis once the permission is given back.
+    await until(() => limiter.state() === 'redis');
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 97, 'counted in Redis again, after the two hits it counted');
     assert.deepEqual(lines.slice(1), ['info: Redis is reachable again']);
   } finally {
@@ -262,9 +260,11 @@ test('a Redis 250 ms away passes the start\'s check and is used again after an o
     assert.deepEqual(await checkRedisDatabase(relayed.href, REDIS_USES), { outcome: 'ok' });
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
     await relay.cut();
-    await eventually(() => limiter.state() === 'degraded', 'the cut is noticed');
+    // The cut is noticed.
+    await until(() => limiter.state() === 'degraded');
     await relay.open();
-    await eventually(() => limiter.state() === 'redis', 'back on Redis once it answers');
+    // Back on Redis once it answers.
+    await until(() => limiter.state() === 'redis');
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98);
     assert.deepEqual(lines, ['warn: Redis unreachable; rate limits count in memory per instance until it is back', 'info: Redis is reachable again']);
   } finally {
@@ -290,7 +290,8 @@ test('a Redis that becomes a replica once running (a failover) is logged once as
     assert.equal(first.command('', 'REPLICAOF', '127.0.0.1', String(second.port)), 'OK');
     relay.target = { host: '127.0.0.1', port: second.port };
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'refused a write, counted in memory');
-    await eventually(() => limiter.state() === 'redis', 'on the new primary');
+    // On the new primary.
+    await until(() => limiter.state() === 'redis');
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'counted in the new primary');
     assert.equal(second.command('', 'GET', `svc:rl:k:${Math.floor(T0 / 60_000) * 60}`), '1');
     assert.deepEqual(lines, [
