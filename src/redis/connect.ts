@@ -85,8 +85,8 @@ function refusedSetting(error: unknown): 'database' | 'credentials' | undefined 
  * What one user of Redis (the limiter, the replay cache) sends it, run by the start's check
  * (`checkRedisDatabase`) and on a new connection after an outage or a refused permission
  * (`GuardedRedis`), on a key named as the user's own are (`svc:rl:…`, `svc:dpop:…`) that expires
- * within seconds: Redis refuses it (`refusedPermission`) when REDIS_URL's ACL user may not run
- * those commands or touch those keys. Its commands are issued together (`sendUses`), not each
+ * within seconds: Redis refuses it (`refusedCommand`) when REDIS_URL's ACL user may not run
+ * those commands or touch those keys, or it does not have a command (renamed). Its commands are issued together (`sendUses`), not each
  * after the answer to the one before.
  */
 export type RedisUse = (client: Redis) => Array<Promise<unknown>>;
@@ -116,30 +116,35 @@ function sendUses(client: Redis, uses: readonly RedisUse[]): Promise<unknown> {
 }
 
 /**
- * The permission Redis refuses REDIS_URL's ACL user, by its answer: a command (`NOPERM … the
- * 'evalsha' command`), the keys (`NOPERM … the keys`), or a command a script runs (Redis 7.0
- * answers that one with ERR, not NOPERM); `undefined` for any other answer.
+ * A command the service sends that Redis refuses REDIS_URL's ACL user, by its answer, with the log
+ * line's words: a command (`NOPERM … the 'evalsha' command`), the keys (`NOPERM … the keys`), a
+ * command a script runs (Redis 7.0 answers that one with ERR, not NOPERM), or one this Redis does
+ * not have (`rename-command`, as managed Redis has some: `ERR unknown command`, or from a script
+ * `ERR Unknown Redis command called from script`); `undefined` for any other answer.
  */
-function refusedPermission(error: unknown): string | undefined {
+function refusedCommand(error: unknown): { what: string; until: string } | undefined {
   if (!(error instanceof Error)) return undefined;
-  if (/^ERR The user executing the script can't run this command/.test(error.message)) return 'a command the service\'s scripts run';
+  const unknown = /^ERR unknown command [`']([\w|-]+)[`']/.exec(error.message)?.[1];
+  if (unknown !== undefined) return { what: `Redis does not know the command ${unknown.toUpperCase()} (renamed or disabled)`, until: 'it has it' };
+  if (/^ERR Unknown Redis command called from script/.test(error.message)) return { what: 'Redis does not know a command the service\'s scripts run (renamed or disabled)', until: 'it has it' };
+  const refused = (permission: string) => ({ what: `Redis refuses REDIS_URL's user ${permission}`, until: 'it allows it' });
+  if (/^ERR The user executing the script can't run this command/.test(error.message)) return refused('a command the service\'s scripts run');
   if (!/^NOPERM\b/.test(error.message)) return undefined;
   const command = /'([\w|-]+)' command/.exec(error.message)?.[1];
-  if (command !== undefined) return `the command ${command.toUpperCase()}`;
-  return /\bkeys?\b/.test(error.message) ? 'the service\'s keys' : 'a command the service sends';
+  if (command !== undefined) return refused(`the command ${command.toUpperCase()}`);
+  return refused(/\bkeys?\b/.test(error.message) ? 'the service\'s keys' : 'a command the service sends');
 }
 
 /**
  * What a command's error says that a new connection may change, with the log line's words: a
- * permission REDIS_URL's user lost (`refusedPermission`), or a Redis that is a replica now
- * (`READONLY` to a write, `MASTERDOWN` from one cut off from its primary), as a failover leaves
- * the old primary, while REDIS_URL's name points at the new one; `undefined` for any other error.
+ * command refused (`refusedCommand`: REDIS_URL's user lost a permission, or Redis was restarted
+ * with the command renamed), or a Redis that is a replica now (`READONLY` to a write,
+ * `MASTERDOWN` from one cut off from its primary), as a failover leaves the old primary, while
+ * REDIS_URL's name points at the new one; `undefined` for any other error.
  */
 function refusedOnConnection(error: unknown): { what: string; until: string } | undefined {
-  const permission = refusedPermission(error);
-  if (permission !== undefined) return { what: `Redis refuses REDIS_URL's user ${permission}`, until: 'it allows it' };
   if (error instanceof Error && /^(?:READONLY|MASTERDOWN)\b/.test(error.message)) return { what: 'REDIS_URL reaches a replica, which takes no writes', until: 'it reaches a primary' };
-  return undefined;
+  return refusedCommand(error);
 }
 
 /** What the start's check found of REDIS_URL: `refused` names what Redis refused, with its answer. */
@@ -170,7 +175,7 @@ export async function checkRedisDatabase(url: string, uses: readonly RedisUse[],
         // Any other answer (out of memory, writes paused) is Redis's state now, no setting at fault.
         sendUses(client, uses).then(
           () => resolve({ outcome: 'ok' }),
-          (error: Error) => resolve(refusedPermission(error) === undefined ? { outcome: 'ok' } : { outcome: 'refused', refused: 'permissions', reason: error.message, db }),
+          (error: Error) => resolve(refusedCommand(error) === undefined ? { outcome: 'ok' } : { outcome: 'refused', refused: 'permissions', reason: error.message, db }),
         );
       });
       client.connect().catch(() => {});
@@ -478,8 +483,8 @@ export class GuardedRedis {
     if (connection !== this.closes || this.closed) return;
     const refused = refusedOnConnection(error);
     if (refused !== undefined) {
-      // REDIS_URL's user lost a permission since the start (its ACL changed), or its Redis is a
-      // replica now: no outage, and told once as what it is. Redis is skipped as in an outage,
+      // REDIS_URL's user lost a permission since the start (its ACL changed), its Redis lost a
+      // command (restarted with it renamed), or is a replica now: no outage, and told once as what it is. Redis is skipped as in an outage,
       // every user on its fallback, and the connection dropped: each new one (every 2 s, to
       // where REDIS_URL's name points then) runs what the users send before Redis is used again,
       // so no request pays a round trip to be refused meanwhile.

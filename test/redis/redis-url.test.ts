@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import { REDIS_USES } from '../../src/deps.js';
 import { RedisRateLimiter, rateLimiterUse } from '../../src/ratelimit/redis.js';
 import { checkRedisDatabase, GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
+import { RedisReplayStore } from '../../src/replay/redis.js';
 import { temporarySqlitePath } from '../support/databases.js';
 import { compiled, run, SERVICE_ENTRY } from '../support/processes.js';
 import { holdEventLoop, redisUrl, scratchRedis, skipWithoutRedis, skipWithoutRedisServer, uniqueKeyPrefix } from '../support/redis.js';
@@ -109,6 +110,40 @@ test('a REDIS_URL user the Redis does not let run EVALSHA, or a command the serv
       assert.match(told ?? output, reason, name);
     }
   } finally {
+    await redis.stop();
+  }
+});
+
+test('a Redis with a command the service sends renamed away stops the start with one line naming the setting, exit 2; one renamed once running is told once, not as an outage flapping at each request', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  for (const [renamed, told] of [['EVALSHA', /^ERR unknown command 'evalsha'/i], ['INCR', /^ERR Unknown Redis command called from script/]] as const) {
+    const redis = await scratchRedis('--rename-command', renamed, '');
+    try {
+      const { code, output } = await startedOn(`redis://127.0.0.1:${redis.port}`);
+      assert.equal(code, 2, output);
+      const [, reason] = /^invalid setting REDIS_URL: this Redis's user may not run the service's commands \(([^\n]*)\); it needs EVAL[^\n]*\n$/.exec(output) ?? [];
+      assert.match(reason ?? output, told, renamed);
+    } finally {
+      await redis.stop();
+    }
+  }
+  // Running: the replay cache's SET answered between the limiter's refused EVALSHAs.
+  const redis = await scratchRedis('--rename-command', 'EVALSHA', '');
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const shared = new GuardedRedis(`redis://127.0.0.1:${redis.port}`, { logger, meanwhile: 'both fall back', uses: REDIS_USES });
+  const limiter = new RedisRateLimiter({ redis: shared });
+  const replay = new RedisReplayStore({ redis: shared, fallback: { claim: async () => true } });
+  try {
+    for (let i = 0; i < 5; i++) {
+      await limiter.hit('k', 100, 60, T0);
+      await replay.claim(`proof-${i}`, T0 + 60_000, T0);
+    }
+    assert.deepEqual(lines, ['warn: Redis does not know the command EVALSHA (renamed or disabled); both fall back until it has it']);
+    assert.equal(limiter.state(), 'degraded');
+  } finally {
+    await limiter.close();
+    await replay.close();
+    shared.close();
     await redis.stop();
   }
 });
