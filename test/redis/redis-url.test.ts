@@ -5,7 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { REDIS_USES } from '../../src/deps.js';
 import { RedisRateLimiter, rateLimiterUse } from '../../src/ratelimit/redis.js';
@@ -313,7 +316,9 @@ test('a Redis 250 ms away passes the start\'s check and is used again after an o
 });
 
 test('a Redis that becomes a replica once running (a failover) is logged once as such, its connection dropped: the new primary REDIS_URL names since is used', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
-  const [first, second] = [await scratchRedis(), await scratchRedis()];
+  // The copy the new replica is sent is written to a directory of the test's own.
+  const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
+  const [first, second] = [await scratchRedis('--dir', dir), await scratchRedis('--dir', dir)];
   // REDIS_URL's name, which a failover points at the new primary.
   const relay = new TcpRelay({ host: '127.0.0.1', port: first.port });
   await relay.open();
@@ -338,5 +343,6 @@ test('a Redis that becomes a replica once running (a failover) is logged once as
     await relay.cut();
     await first.stop();
     await second.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
