@@ -8,7 +8,7 @@
  *   instance), logs that once, and goes back to Redis as soon as the connection is ready again.
  */
 import type { Redis } from 'ioredis';
-import { type GuardedRedis, type RedisConnection, type RedisUse, connectionOf, runScriptBothWays } from '../redis/connect.js';
+import { type GuardedRedis, type RedisConnection, type RedisUse, connectionOf, scriptBothWays } from '../redis/connect.js';
 import type { RateLimitDecision, RateLimiter, RateLimiterState } from '../core/rate-limiter.js';
 import type { Instant } from '../core/time.js';
 import { MemoryRateLimiter } from './memory.js';
@@ -29,9 +29,7 @@ return 0
 `;
 
 /** What the limiter sends Redis (`RedisUse`): its scripts, on a key of its names that expires within seconds. */
-export const rateLimiterUse: RedisUse = async (client) => {
-  for (const script of [HIT_SCRIPT, REFUND_SCRIPT]) await runScriptBothWays(client, script, ['svc:rl:start-check'], [1]);
-};
+export const rateLimiterUse: RedisUse = (client) => [HIT_SCRIPT, REFUND_SCRIPT].flatMap((script) => scriptBothWays(client, script, ['svc:rl:start-check'], [1]));
 
 /** The limiter's connection (`RedisConnection`), and its keys' prefix. */
 export type RedisRateLimiterOptions = {

@@ -19,7 +19,7 @@
  * before it reads the socket, where Redis's answer waits: an answered command would be taken for
  * a stall, a connection made for one not made, and the instance would count its rate limits alone
  * until Redis is back. An outage ends only when a script sent alone on a new connection at once,
- * then what the users send (`RedisUse`), is answered, not at its handshake (requests keep to their
+ * with what the users send (`RedisUse`), is answered, not at its handshake (requests keep to their
  * fallback until then): a Redis that pauses writes (CLIENT PAUSE WRITE, in a failover) answers
  * the handshake and not a script, and would otherwise be logged back and gone twice a second, and
  * /readyz would say 'redis' half the time while requests wait for the timeout. Decided over keeping the
@@ -31,9 +31,9 @@
  * timeout for the answer, which a shorter wait would take for a stall. An error Redis answers
  * with (out of memory, a script error, LOADING) leaves the connection as it is: that request uses
  * its fallback, and the outage ends at the next command Redis answers. A permission it refuses
- * (`NOPERM`: REDIS_URL's ACL user changed since the start) is no outage and is logged as what it
- * is, once; Redis is skipped meanwhile, and each new connection, every 2 s, is probed as after
- * an outage.
+ * (`NOPERM`: REDIS_URL's ACL user changed since the start), or a write it refuses as a replica
+ * (`READONLY`: failed over), is no outage and is logged as what it is, once; Redis is skipped
+ * meanwhile, and each new connection, every 2 s, is probed as after an outage.
  * docs/operations.md, "Metrics and alerts".
  */
 import { createHash } from 'node:crypto';
@@ -85,33 +85,66 @@ function refusedSetting(error: unknown): 'database' | 'credentials' | undefined 
  * What one user of Redis (the limiter, the replay cache) sends it, run by the start's check
  * (`checkRedisDatabase`) and on a new connection after an outage or a refused permission
  * (`GuardedRedis`), on a key named as the user's own are (`svc:rl:…`, `svc:dpop:…`) that expires
- * within seconds: Redis refuses it (`refusedPermission`) when REDIS_URL's ACL user may not run
- * those commands or touch those keys.
+ * within seconds: Redis refuses it (`refusedCommand`) when REDIS_URL's ACL user may not run
+ * those commands or touch those keys, or it does not have a command (renamed). Its commands are issued together (`sendUses`), not each
+ * after the answer to the one before.
  */
-export type RedisUse = (client: Redis) => Promise<unknown>;
+export type RedisUse = (client: Redis) => Array<Promise<unknown>>;
 
 /**
- * Runs `lua` both ways the service's scripts reach Redis: EVAL, which ioredis sends first on each
- * connection, then EVALSHA of the same script (which the EVAL loaded), sent from then on. A user
- * without one of the two would pass a check that ran the other, and be refused at run time.
+ * Sends `lua` both ways the service's scripts reach Redis: EVAL, which ioredis sends first on each
+ * connection, then EVALSHA of the same script (which the EVAL loads, Redis answering in order),
+ * sent from then on. A user without one of the two would pass a check that ran the other, and be
+ * refused at run time.
  */
-export async function runScriptBothWays(client: Redis, lua: string, keys: string[], args: Array<string | number>): Promise<void> {
-  await client.eval(lua, keys.length, ...keys, ...args);
-  await client.evalsha(createHash('sha1').update(lua).digest('hex'), keys.length, ...keys, ...args);
+export function scriptBothWays(client: Redis, lua: string, keys: string[], args: Array<string | number>): Array<Promise<unknown>> {
+  return [
+    client.eval(lua, keys.length, ...keys, ...args),
+    client.evalsha(createHash('sha1').update(lua).digest('hex'), keys.length, ...keys, ...args),
+  ];
 }
 
 /**
- * The permission Redis refuses REDIS_URL's ACL user, by its answer: a command (`NOPERM … the
- * 'evalsha' command`), the keys (`NOPERM … the keys`), or a command a script runs (Redis 7.0
- * answers that one with ERR, not NOPERM); `undefined` for any other answer.
+ * Sends what `uses` send, all at once: ioredis writes commands without waiting for the answers
+ * before, so they take one round trip, as a request's command does, and fit its timeout on a
+ * Redis far away (one after the other, the six of the service's would need six round trips: 100 ms
+ * away, longer than the 500 ms that a new connection's probe has, which would fail for ever).
+ * Redis answers in order: the error is the first command's it refused.
  */
-function refusedPermission(error: unknown): string | undefined {
+function sendUses(client: Redis, uses: readonly RedisUse[]): Promise<unknown> {
+  return Promise.all(uses.flatMap((use) => use(client)));
+}
+
+/**
+ * A command the service sends that Redis refuses REDIS_URL's ACL user, by its answer, with the log
+ * line's words: a command (`NOPERM … the 'evalsha' command`), the keys (`NOPERM … the keys`), a
+ * command a script runs (Redis 7.0 answers that one with ERR, not NOPERM), or one this Redis does
+ * not have (`rename-command`, as managed Redis has some: `ERR unknown command`, or from a script
+ * `ERR Unknown Redis command called from script`); `undefined` for any other answer.
+ */
+function refusedCommand(error: unknown): { what: string; until: string } | undefined {
   if (!(error instanceof Error)) return undefined;
-  if (/^ERR The user executing the script can't run this command/.test(error.message)) return 'a command the service\'s scripts run';
+  const unknown = /^ERR unknown command [`']([\w|-]+)[`']/.exec(error.message)?.[1];
+  if (unknown !== undefined) return { what: `Redis does not know the command ${unknown.toUpperCase()} (renamed or disabled)`, until: 'it has it' };
+  if (/^ERR Unknown Redis command called from script/.test(error.message)) return { what: 'Redis does not know a command the service\'s scripts run (renamed or disabled)', until: 'it has it' };
+  const refused = (permission: string) => ({ what: `Redis refuses REDIS_URL's user ${permission}`, until: 'it allows it' });
+  if (/^ERR The user executing the script can't run this command/.test(error.message)) return refused('a command the service\'s scripts run');
   if (!/^NOPERM\b/.test(error.message)) return undefined;
   const command = /'([\w|-]+)' command/.exec(error.message)?.[1];
-  if (command !== undefined) return `the command ${command.toUpperCase()}`;
-  return /\bkeys?\b/.test(error.message) ? 'the service\'s keys' : 'a command the service sends';
+  if (command !== undefined) return refused(`the command ${command.toUpperCase()}`);
+  return refused(/\bkeys?\b/.test(error.message) ? 'the service\'s keys' : 'a command the service sends');
+}
+
+/**
+ * What a command's error says that a new connection may change, with the log line's words: a
+ * command refused (`refusedCommand`: REDIS_URL's user lost a permission, or Redis was restarted
+ * with the command renamed), or a Redis that is a replica now (`READONLY` to a write,
+ * `MASTERDOWN` from one cut off from its primary), as a failover leaves the old primary, while
+ * REDIS_URL's name points at the new one; `undefined` for any other error.
+ */
+function refusedOnConnection(error: unknown): { what: string; until: string } | undefined {
+  if (error instanceof Error && /^(?:READONLY|MASTERDOWN)\b/.test(error.message)) return { what: 'REDIS_URL reaches a replica, which takes no writes', until: 'it reaches a primary' };
+  return refusedCommand(error);
 }
 
 /** What the start's check found of REDIS_URL: `refused` names what Redis refused, with its answer. */
@@ -140,11 +173,9 @@ export async function checkRedisDatabase(url: string, uses: readonly RedisUse[],
       });
       client.on('ready', () => {
         // Any other answer (out of memory, writes paused) is Redis's state now, no setting at fault.
-        (async () => {
-          for (const use of uses) await use(client);
-        })().then(
+        sendUses(client, uses).then(
           () => resolve({ outcome: 'ok' }),
-          (error: Error) => resolve(refusedPermission(error) === undefined ? { outcome: 'ok' } : { outcome: 'refused', refused: 'permissions', reason: error.message, db }),
+          (error: Error) => resolve(refusedCommand(error) === undefined ? { outcome: 'ok' } : { outcome: 'refused', refused: 'permissions', reason: error.message, db }),
         );
       });
       client.connect().catch(() => {});
@@ -215,6 +246,9 @@ function afterLoopTime(ms: number, verdict: () => void): () => void {
     if (immediate) clearImmediate(immediate);
   };
 }
+
+/** A script that writes nothing: a Redis pausing its writes does not answer it (`probe`). */
+const ANSWERS_SCRIPTS: RedisUse = (client) => [client.eval('return 1', 0)];
 
 /** How long after an error answered to a new connection's probe it is sent again (`probe`). */
 const PROBE_AGAIN_MS = 1000;
@@ -334,7 +368,8 @@ export class GuardedRedis {
    * After an outage the handshake proves nothing: a Redis pausing its writes (CLIENT PAUSE WRITE,
    * as a failover does) answers it and not a script, one still LOADING its dataset refuses every
    * other command, and an ACL user may still lack a permission. So a script is sent at once,
-   * alone, then what the users send (`uses`): its answer ends the outage (`send`), and until then
+   * alone, with what the users send (`uses`), in one round trip (`sendUses`) and one command's
+   * timeout: its answer ends the outage (`send`), and until then
    * requests keep to their fallback without asking, or each would wait for the timeout on a Redis
    * that still pauses (its failure drops this connection too, and the next is probed). An error
    * answered (LOADING) keeps the connection, probed again a second later, as ioredis's ready
@@ -344,10 +379,7 @@ export class GuardedRedis {
     this.probing = true;
     const connection = this.closes;
     const current = () => connection === this.closes && !this.closed && !this.dropped && this.degraded;
-    void this.send(async () => {
-      await this.client.eval('return 1', 0);
-      for (const use of this.uses) await use(this.client);
-    }).then((answer) => {
+    void this.send(() => sendUses(this.client, [ANSWERS_SCRIPTS, ...this.uses])).then((answer) => {
       if (answer !== undefined || !current()) {
         this.probing = false;
         return;
@@ -449,13 +481,14 @@ export class GuardedRedis {
   private failed(error: unknown, connection: number): void {
     // Sent on a connection closed since: its closing was the news, and a new one may be fine.
     if (connection !== this.closes || this.closed) return;
-    const permission = refusedPermission(error);
-    if (permission !== undefined) {
-      // REDIS_URL's user lost a permission since the start (its ACL changed): no outage, and told
-      // once as what it is. Redis is skipped as in an outage, every user on its fallback, and the
-      // connection dropped: each new one (every 2 s) runs what the users send before Redis is
-      // used again, so no request pays a round trip to be refused meanwhile.
-      this.refusal(error, `Redis refuses REDIS_URL's user ${permission}`, 'it allows it');
+    const refused = refusedOnConnection(error);
+    if (refused !== undefined) {
+      // REDIS_URL's user lost a permission since the start (its ACL changed), its Redis lost a
+      // command (restarted with it renamed), or is a replica now: no outage, and told once as what it is. Redis is skipped as in an outage,
+      // every user on its fallback, and the connection dropped: each new one (every 2 s, to
+      // where REDIS_URL's name points then) runs what the users send before Redis is used again,
+      // so no request pays a round trip to be refused meanwhile.
+      this.refusal(error, refused.what, refused.until);
       return this.drop();
     }
     this.outage(error);

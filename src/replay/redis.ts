@@ -22,7 +22,7 @@ const UNPUBLISHED_MAX = 100_000;
 const PUBLISH_BATCH = 500;
 
 /** What the cache sends Redis (`RedisUse`): its claim, on a key of its names that expires within a second. */
-export const replayUse: RedisUse = (client) => client.set('svc:dpop:start-check', '1', 'PX', 1000, 'NX');
+export const replayUse: RedisUse = (client) => [client.set('svc:dpop:start-check', '1', 'PX', 1000, 'NX')];
 
 /** The cache's connection (`RedisConnection`); either way claims go to `fallback` while Redis is away. */
 export type RedisReplayStoreOptions = {

@@ -5,22 +5,23 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { REDIS_USES } from '../../src/deps.js';
 import { RedisRateLimiter, rateLimiterUse } from '../../src/ratelimit/redis.js';
 import { checkRedisDatabase, GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
+import { RedisReplayStore } from '../../src/replay/redis.js';
 import { temporarySqlitePath } from '../support/databases.js';
 import { compiled, run, SERVICE_ENTRY } from '../support/processes.js';
 import { holdEventLoop, redisUrl, scratchRedis, skipWithoutRedis, skipWithoutRedisServer, uniqueKeyPrefix } from '../support/redis.js';
 import { freePort } from '../support/instances.js';
+import { TcpRelay } from '../support/relay.js';
+import { until } from '../support/eventually.js';
 
 const T0 = Date.UTC(2026, 10, 23, 8, 0, 0);
-
-async function eventually(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 50));
-  assert.ok(condition(), what);
-}
 
 /** TEST_REDIS_URL with database `db` (Redis has 16 by default: 0 to 15). */
 function withDatabase(db: number): string {
@@ -116,6 +117,40 @@ test('a REDIS_URL user the Redis does not let run EVALSHA, or a command the serv
   }
 });
 
+test('a Redis with a command the service sends renamed away stops the start with one line naming the setting, exit 2; one renamed once running is told once, not as an outage flapping at each request', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  for (const [renamed, told] of [['EVALSHA', /^ERR unknown command 'evalsha'/i], ['INCR', /^ERR Unknown Redis command called from script/]] as const) {
+    const redis = await scratchRedis('--rename-command', renamed, '');
+    try {
+      const { code, output } = await startedOn(`redis://127.0.0.1:${redis.port}`);
+      assert.equal(code, 2, output);
+      const [, reason] = /^invalid setting REDIS_URL: this Redis's user may not run the service's commands \(([^\n]*)\); it needs EVAL[^\n]*\n$/.exec(output) ?? [];
+      assert.match(reason ?? output, told, renamed);
+    } finally {
+      await redis.stop();
+    }
+  }
+  // Running: the replay cache's SET answered between the limiter's refused EVALSHAs.
+  const redis = await scratchRedis('--rename-command', 'EVALSHA', '');
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const shared = new GuardedRedis(`redis://127.0.0.1:${redis.port}`, { logger, meanwhile: 'both fall back', uses: REDIS_USES });
+  const limiter = new RedisRateLimiter({ redis: shared });
+  const replay = new RedisReplayStore({ redis: shared, fallback: { claim: async () => true } });
+  try {
+    for (let i = 0; i < 5; i++) {
+      await limiter.hit('k', 100, 60, T0);
+      await replay.claim(`proof-${i}`, T0 + 60_000, T0);
+    }
+    assert.deepEqual(lines, ['warn: Redis does not know the command EVALSHA (renamed or disabled); both fall back until it has it']);
+    assert.equal(limiter.state(), 'degraded');
+  } finally {
+    await limiter.close();
+    await replay.close();
+    shared.close();
+    await redis.stop();
+  }
+});
+
 test('a Redis whose INFO the ACL user may not run, as managed Redis often has it, starts the service on Redis with nothing written', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
   const redis = await scratchRedis('--requirepass', 'right-password');
   try {
@@ -201,13 +236,15 @@ test('a permission REDIS_URL\'s user loses once running (its ACL changed) is log
     const refused = ['warn: Redis refuses REDIS_URL\'s user the command EVALSHA; rate limits count in memory per instance until it allows it'];
     assert.deepEqual(lines, refused);
     const refusedAt = connections;
-    await eventually(() => connections >= refusedAt + 2, 'new connections are tried, each refused');
+    // New connections are tried, each refused.
+    await until(() => connections >= refusedAt + 2);
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98, 'still counted in memory');
     assert.equal(limiter.state(), 'degraded');
     assert.deepEqual(lines, refused, 'told once');
 
     assert.equal(await admin.call('ACL', 'SETUSER', user, '+evalsha'), 'OK');
-    await eventually(() => limiter.state() === 'redis', 'back on Redis once the permission is given back');
+    // Back on Redis once the permission is given back.
+    await until(() => limiter.state() === 'redis');
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 97, 'counted in Redis again, after the two hits it counted');
     assert.deepEqual(lines.slice(1), ['info: Redis is reachable again']);
   } finally {
@@ -241,4 +278,71 @@ test('a Redis that answers the start\'s check while the event loop is held past 
   // Held once the connection is under way (ioredis makes its socket on the next tick), while Redis answers.
   setImmediate(() => holdEventLoop(3 * timeout));
   assert.deepEqual(await checked, { outcome: 'ok' });
+});
+
+test('a Redis 250 ms away passes the start\'s check and is used again after an outage: what the service sends takes one round trip, within one command\'s timeout', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
+  const target = new URL(redisUrl!);
+  const relay = new TcpRelay({ host: target.hostname, port: Number(target.port || 6379) });
+  relay.delayMs = 250;
+  await relay.open();
+  const relayed = new URL(target);
+  relayed.host = `127.0.0.1:${relay.port}`;
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  // The handshake and each command have 1 s: four round trips, where the six scripts and claim took six.
+  const redis = new GuardedRedis(relayed.href, { logger, meanwhile: 'rate limits count in memory per instance', uses: REDIS_USES, commandTimeoutMs: 1000 });
+  const keyPrefix = uniqueKeyPrefix();
+  const limiter = new RedisRateLimiter({ redis, keyPrefix });
+  try {
+    // The start's 1 s: the handshake's round trip and the check's.
+    assert.deepEqual(await checkRedisDatabase(relayed.href, REDIS_USES), { outcome: 'ok' });
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+    await relay.cut();
+    // The cut is noticed.
+    await until(() => limiter.state() === 'degraded');
+    await relay.open();
+    // Back on Redis once it answers.
+    await until(() => limiter.state() === 'redis');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98);
+    assert.deepEqual(lines, ['warn: Redis unreachable; rate limits count in memory per instance until it is back', 'info: Redis is reachable again']);
+  } finally {
+    await limiter.close();
+    redis.close();
+    await relay.cut();
+    const admin = new (createRequire(import.meta.url)('ioredis') as typeof import('ioredis')).Redis(redisUrl!);
+    await admin.del(`${keyPrefix}k:${Math.floor(T0 / 60_000) * 60}`);
+    admin.disconnect();
+  }
+});
+
+test('a Redis that becomes a replica once running (a failover) is logged once as such, its connection dropped: the new primary REDIS_URL names since is used', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  // The copy the new replica is sent is written to a directory of the test's own.
+  const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
+  const [first, second] = [await scratchRedis('--dir', dir), await scratchRedis('--dir', dir)];
+  // REDIS_URL's name, which a failover points at the new primary.
+  const relay = new TcpRelay({ host: '127.0.0.1', port: first.port });
+  await relay.open();
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const limiter = new RedisRateLimiter({ url: `redis://127.0.0.1:${relay.port}`, logger });
+  try {
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+    assert.equal(first.command('', 'REPLICAOF', '127.0.0.1', String(second.port)), 'OK');
+    relay.target = { host: '127.0.0.1', port: second.port };
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'refused a write, counted in memory');
+    // On the new primary.
+    await until(() => limiter.state() === 'redis');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'counted in the new primary');
+    assert.equal(second.command('', 'GET', `svc:rl:k:${Math.floor(T0 / 60_000) * 60}`), '1');
+    assert.deepEqual(lines, [
+      'warn: REDIS_URL reaches a replica, which takes no writes; rate limits count in memory per instance until it reaches a primary',
+      'info: Redis is reachable again',
+    ]);
+  } finally {
+    await limiter.close();
+    await relay.cut();
+    await first.stop();
+    await second.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -4,6 +4,7 @@
  * back, without stopping the shared server itself.
  */
 import { type Server, type Socket, createConnection, createServer } from 'node:net';
+import { Transform } from 'node:stream';
 
 export class TcpRelay {
   private server: Server | undefined;
@@ -14,9 +15,15 @@ export class TcpRelay {
   accepted = 0;
   /** Called with what each client sends, as the relay passes it on: what reaches the server. */
   onClientData: ((chunk: Buffer) => void) | undefined;
+  /**
+   * How long what a client sends takes to reach the server, in milliseconds, for connections
+   * accepted from now on: each round trip takes that longer, as to a server far away.
+   */
+  delayMs = 0;
 
   /** `port` 0 takes a free port on the first `open()` and keeps it afterwards. */
-  constructor(private readonly target: { host: string; port: number }, public port = 0) {}
+  /** `target` may be changed: connections accepted from then on reach it (a name whose address changed, as in a failover). */
+  constructor(public target: { host: string; port: number }, public port = 0) {}
 
   async open(): Promise<void> {
     this.server = createServer((client) => {
@@ -28,7 +35,8 @@ export class TcpRelay {
         s.on('close', () => this.sockets.delete(s));
         s.on('error', () => {});
       }
-      client.pipe(upstream);
+      if (this.delayMs === 0) client.pipe(upstream);
+      else client.pipe(delayed(this.delayMs)).pipe(upstream);
       const answer = { from: upstream, to: client };
       this.answers.add(answer);
       upstream.on('close', () => this.answers.delete(answer));
@@ -59,4 +67,14 @@ export class TcpRelay {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     this.server = undefined;
   }
+}
+
+/** Passes each chunk on `ms` after it came, in order, without holding the ones behind it. */
+function delayed(ms: number): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      setTimeout(() => this.push(chunk), ms);
+      done();
+    },
+  });
 }
