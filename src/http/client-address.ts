@@ -81,7 +81,8 @@ export function clientAddress(request: AddressedRequest): string {
  * TRUST_PROXY does not trust (none is when it is unset; a list may not name the proxy, whose
  * address changed): behind a proxy left so, every client is the proxy's one address and each
  * per-address limit is the whole site's, which nothing else would tell. Once per process, so a
- * busy site writes it once; the listener then goes, and costs later requests nothing. It names
+ * busy site writes it once; the listener then goes, and costs later requests nothing (until then,
+ * behind listed proxies, a look at two headers and one list, as the proxy may move later). It names
  * the header and the socket's peer, never the header's values, which are any text a client likes.
  * With a hop count every peer is a proxy: nothing to warn of.
  */
