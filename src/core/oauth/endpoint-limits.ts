@@ -105,8 +105,8 @@ function claimedClientId(credentials: ClientCredentials): string | undefined {
 
 /**
  * The claimed client as the per-address marks and counters name it: an unreadable Authorization
- * header names none, and all such requests of an address count as one client (`-`, which no
- * `clientKey` is).
+ * header with no `client_id` in the body names none, and all such requests of an address count as
+ * one client (`-`, which no `clientKey` is).
  */
 function claimedClientKey(clientId: string | undefined): string {
   return clientId === undefined ? '-' : clientKey(clientId);
