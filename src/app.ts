@@ -128,7 +128,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   // whose client resets mid-way is still counted, limited and logged under its own address
   // (clientAddress), not 'unknown'.
   app.server.on('connection', (socket: Socket) => { void socket.remoteAddress; });
-  if (deps.settings.trustProxy === false) warnOfUntrustedForwarding(app.server, app.log);
+  warnOfUntrustedForwarding(app.server, deps.settings.trustProxy, app.log);
   // A signing key this instance cannot open is logged once, with what to do. Every key it signs
   // with is opened before it serves, so it keeps them should another instance seal them later; a
   // database that does not answer yet only postpones that to the first request that needs them.

@@ -448,7 +448,7 @@ export function loadSettings(env: Env = process.env): Settings {
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 60, 1, 100_000_000),
     signUpsPerHour: integer(env, 'SIGN_UPS_PER_HOUR', 50, 1, 1_000_000),
     clientAuthFailuresPerAddress: integer(env, 'CLIENT_AUTH_FAILURES_PER_ADDRESS', 20, 1, 1_000_000),
-    clientAuthClientsPerAddress: integer(env, 'CLIENT_AUTH_CLIENTS_PER_ADDRESS', 10, 1, 1_000_000),
+    clientAuthClientsPerAddress: integer(env, 'CLIENT_AUTH_CLIENTS_PER_ADDRESS', 20, 1, 1_000_000),
     clientAuthFailuresPerClient: integer(env, 'CLIENT_AUTH_FAILURES_PER_CLIENT', 100, 1, 1_000_000),
     pushesPerMinutePerClient: integer(env, 'PAR_PER_MINUTE_PER_CLIENT', 600, 1, 100_000_000),
     pushesPerMinutePerAddress: integer(env, 'PAR_PER_MINUTE_PER_ADDRESS', 300, 1, 100_000_000),

@@ -3,7 +3,8 @@
  * security log, the audit log, the request log).
  */
 import type { IncomingHttpHeaders, IncomingMessage, Server } from 'node:http';
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
+import type { TrustProxy } from '../config/settings.js';
 import type { Requester } from '../core/addresses.js';
 
 /** Fastify's request, as far as an address goes. */
@@ -76,25 +77,44 @@ export function clientAddress(request: AddressedRequest): string {
 }
 
 /**
- * Logs one warning, the first time a request carries `X-Forwarded-For` or `Forwarded` while
- * TRUST_PROXY trusts no proxy: behind a proxy left so, every client is the proxy's one address and
- * each per-address limit is the whole site's, which nothing else would tell. Once per process, so
- * a busy site writes it once; the listener then goes, and costs later requests nothing. It names
+ * Logs one warning, the first time a request carries `X-Forwarded-For` or `Forwarded` from a peer
+ * TRUST_PROXY does not trust (none is when it is unset; a list may not name the proxy, whose
+ * address changed): behind a proxy left so, every client is the proxy's one address and each
+ * per-address limit is the whole site's, which nothing else would tell. Once per process, so a
+ * busy site writes it once; the listener then goes, and costs later requests nothing (until then,
+ * behind listed proxies, a look at two headers and one list, as the proxy may move later). It names
  * the header and the socket's peer, never the header's values, which are any text a client likes.
+ * With a hop count every peer is a proxy: nothing to warn of.
  */
-export function warnOfUntrustedForwarding(server: Server, log: { warn(fields: object, message: string): void }): void {
+export function warnOfUntrustedForwarding(server: Server, trustProxy: TrustProxy, log: { warn(fields: object, message: string): void }): void {
+  if (typeof trustProxy === 'number') return;
+  const trusted = trustedProxies(trustProxy === false ? [] : trustProxy);
   const look = (request: IncomingMessage): void => {
     const { headers } = request;
     const header = headers['x-forwarded-for'] !== undefined ? 'X-Forwarded-For' : headers.forwarded !== undefined ? 'Forwarded' : undefined;
     if (header === undefined) return;
+    const peer = withoutZone(request.socket.remoteAddress ?? 'unknown');
+    if (isIP(peer) !== 0 && trusted.check(peer, isIP(peer) === 4 ? 'ipv4' : 'ipv6')) return;
     server.off('request', look);
     log.warn(
-      { header, peer: withoutZone(request.socket.remoteAddress ?? 'unknown') },
-      `a request carried ${header} while TRUST_PROXY trusts no proxy: behind a proxy, every client counts as the proxy's one address, and each per-address limit (sign-in, client authentication, registration) is shared by all of them. `
-        + 'Set TRUST_PROXY to the number of proxies in front (1 for one nginx) or to their addresses (docs/operations.md, "TRUST_PROXY"); with no proxy in front, a client wrote the header and nothing needs changing',
+      { header, peer },
+      `a request carried ${header} from an address TRUST_PROXY does not trust (peer): behind a proxy, every client counts as the proxy's one address, and each per-address limit (sign-in, client authentication, registration) is shared by all of them. `
+        + 'Set TRUST_PROXY to the number of proxies in front (1 for one nginx) or to their addresses, the peer\'s among them (docs/operations.md, "TRUST_PROXY"); with no proxy in front, a client wrote the header and nothing needs changing',
     );
   };
   server.on('request', look);
+}
+
+/** TRUST_PROXY's addresses and ranges (checked by `loadSettings`), as proxy-addr, which Fastify trusts them by, reads them. */
+function trustedProxies(entries: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const entry of entries) {
+    const [address, prefix] = entry.split('/') as [string, string | undefined];
+    const type = isIP(address) === 4 ? 'ipv4' : 'ipv6';
+    if (prefix === undefined) list.addAddress(address, type);
+    else list.addSubnet(address, Number(prefix), type);
+  }
+  return list;
 }
 
 function asAddress(entry: string): string | undefined {

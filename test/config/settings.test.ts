@@ -22,7 +22,7 @@ test('the token, PAR and registration endpoints\' limits default to strict failu
   const s = loadSettings({});
   assert.deepEqual(
     [s.clientAuthFailuresPerAddress, s.clientAuthClientsPerAddress, s.clientAuthFailuresPerClient, s.pushesPerMinutePerClient, s.pushesPerMinutePerAddress],
-    [20, 10, 100, 600, 300],
+    [20, 20, 100, 600, 300],
   );
   assert.throws(() => loadSettings({ PAR_PER_MINUTE_PER_ADDRESS: '0' }), /PAR_PER_MINUTE_PER_ADDRESS/);
   assert.throws(() => loadSettings({ CLIENT_AUTH_CLIENTS_PER_ADDRESS: '0' }), /CLIENT_AUTH_CLIENTS_PER_ADDRESS/);

@@ -201,6 +201,25 @@ forEachDatabase('limits of the token and PAR endpoints', (database) => {
   });
 });
 
+forEachDatabase('limits of the client endpoints as they ship', (database) => {
+  let t: TestApp;
+  before(async () => { t = await startOAuthApp(database, { env: { TRUST_PROXY: '1' } }); });
+  after(() => t.close());
+
+  test('by default an address is refused for every client no sooner than one client\'s failures refuse it for that client: its neighbours at the address are served past as many failures (RFC 6819 5.1.4.2.3)', async () => {
+    const settings = t.deps.settings;
+    const address = newAddress();
+    const neighbour = await newClient(t);
+    // A multi-tenant integration with stale secrets for many of its tenants' apps, or a process
+    // that names one made-up client_id a request: one failure each.
+    for (let i = 0; i < settings.clientAuthFailuresPerAddress; i++) {
+      assert.equal((await introspect(t, { client_id: `stale-${i}-${address}`, client_secret: 'old' }, address)).status, 401, `client ${i}`);
+    }
+    assert.equal((await introspect(t, clientFields(neighbour), address)).status, 200, 'the neighbour past the failures one app may make');
+    assert.ok(settings.clientAuthClientsPerAddress >= settings.clientAuthFailuresPerAddress, 'the whole address takes at least as many failures as one app');
+  });
+});
+
 describe('limits of the token and PAR endpoints in Redis', { skip: skipWithoutRedis }, () => {
   forEachDatabase('shared by instances', (database) => {
     let apps: TestApp[];

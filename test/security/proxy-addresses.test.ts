@@ -76,7 +76,7 @@ async function warningsFor(trustProxy: string, requests: Array<Record<string, st
 }
 
 test('without TRUST_PROXY, the first request that carries X-Forwarded-For or Forwarded is warned of once, naming TRUST_PROXY and none of the header\'s values', async () => {
-  const forwarded = [{ forwarded: 'for=203.0.113.9' }, { 'x-forwarded-for': '203.0.113.9' }, { 'x-forwarded-for': '198.51.100.7, 203.0.113.9' }];
+  const forwarded: Array<Record<string, string>> = [{ forwarded: 'for=203.0.113.9' }, { 'x-forwarded-for': '203.0.113.9' }, { 'x-forwarded-for': '198.51.100.7, 203.0.113.9' }];
   const warnings = await warningsFor('0', [{}, ...forwarded]);
   assert.equal(warnings.length, 1, JSON.stringify(warnings));
   const [warning] = warnings;
@@ -86,4 +86,17 @@ test('without TRUST_PROXY, the first request that carries X-Forwarded-For or For
   assert.doesNotMatch(JSON.stringify(warning), /203\.0\.113\.9|198\.51\.100\.7/);
   assert.deepEqual(await warningsFor('0', [{}, {}]), [], 'no header, no warning');
   assert.deepEqual(await warningsFor('1', forwarded), [], 'a trusted proxy\'s header is expected');
+});
+
+test('TRUST_PROXY as a list that does not name the proxy that connects: the first request it forwards is warned of once, naming the peer; from a listed proxy, never', async () => {
+  // A proxy whose address changed (a container's, renumbered) is every client's one address, as
+  // with TRUST_PROXY unset.
+  const forwarded: Array<Record<string, string>> = [{ 'x-forwarded-for': '203.0.113.9' }, { forwarded: 'for=198.51.100.7' }];
+  const warnings = await warningsFor('10.0.0.0/8,192.0.2.1', [{}, ...forwarded]);
+  assert.equal(warnings.length, 1, JSON.stringify(warnings));
+  assert.equal(warnings[0]!.header, 'X-Forwarded-For');
+  assert.equal(warnings[0]!.peer, '127.0.0.1');
+  assert.match(String(warnings[0]!.msg), /TRUST_PROXY/);
+  assert.doesNotMatch(JSON.stringify(warnings[0]), /203\.0\.113\.9|198\.51\.100\.7/);
+  assert.deepEqual(await warningsFor('10.0.0.0/8,127.0.0.0/8', forwarded), [], 'the listed proxy\'s header is expected');
 });

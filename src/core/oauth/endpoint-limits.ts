@@ -1,6 +1,8 @@
 /**
  * Rate limits of the endpoints where a client authenticates (token, PAR, revocation,
- * introspection; RFC 6749 2.3 and RFC 6819 4.3.5, 5.1.4.2.3 and 5.2.3.7: guessing a client's secret must be slow)
+ * introspection; RFC 6749 2.3.1: an endpoint that takes a client's password MUST be protected
+ * against brute force; RFC 6819 4.3.5: online guessing of a client secret, countered by locking,
+ * 5.1.4.2.3, which can be abused to lock legitimate users out)
  * and of pushed authorization requests (RFC 9126 7.1 leaves their number to the server):
  * - failed client authentications (`invalid_client`) in windows of `CLIENT_AUTH_WINDOW_SECONDS`,
  *   counted per address and the client it claims, per address in the clients it failed for, and
@@ -103,8 +105,8 @@ function claimedClientId(credentials: ClientCredentials): string | undefined {
 
 /**
  * The claimed client as the per-address marks and counters name it: an unreadable Authorization
- * header names none, and all such requests of an address count as one client (`-`, which no
- * `clientKey` is).
+ * header with no `client_id` in the body names none, and all such requests of an address count as
+ * one client (`-`, which no `clientKey` is).
  */
 function claimedClientKey(clientId: string | undefined): string {
   return clientId === undefined ? '-' : clientKey(clientId);
