@@ -215,6 +215,52 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
     assert.equal((await register(t, { redirect_uris: ['http://127.0.0.1:8080/callback', 'https://agent.example:8443/cb'], client_name: 'Agent' })).status, 201);
   });
 
+  test('a registered address is an RFC 3986 URI whose host is written as a browser reads it: otherwise invalid_redirect_uri saying why, for redirect and post-logout URIs alike', async () => {
+    const before = (await t.deps.stores.clients.listAll()).length;
+    const refused: Array<[string, RegExp]> = [
+      // A browser reads the backslash as /, and goes to evil.example; a person and RFC 3986 parsers read trusted.example.
+      ['https://evil.example\\@trusted.example/cb', /holds a character no URI may hold/],
+      ['https://agent.example/cb?next=<x>', /holds a character no URI may hold/],
+      ['https://agent.example/%zz', /holds a character no URI may hold/],
+      ['https:///cb', /has no host/],
+      ['https:agent.example/cb', /has no host/],
+      ['https://*.agent.example/cb', /not a domain name or an IP address/],
+      ['https://agent.example./cb', /not a domain name or an IP address/],
+      ['https://Agent.example/cb', /write it as agent\.example/],
+      ['https://agent%2eexample/cb', /write it as agent\.example/],
+      ['http://127.1/cb', /write it as 127\.0\.0\.1/],
+      ['http://[0:0:0:0:0:0:0:1]/cb', /write it as \[::1\]/],
+    ];
+    for (const [uri, why] of refused) {
+      for (const field of ['redirect_uris', 'post_logout_redirect_uris']) {
+        const body = { redirect_uris: ['https://agent.example/cb'], client_name: 'Agent', [field]: [uri] };
+        const answer = await register(t, body);
+        assert.equal(answer.status, 400, `${field} ${uri}`);
+        const told = (await answer.json()) as { error: string; error_description: string };
+        assert.equal(told.error, 'invalid_redirect_uri', `${field} ${uri}`);
+        assert.match(told.error_description, why, `${field} ${uri}`);
+      }
+    }
+    assert.equal((await t.deps.stores.clients.listAll()).length, before);
+    const fine = ['https://agent.example/cb?x=%7B1%7D', 'https://agent.example:443/cb', 'http://[::1]:8080/cb', 'com.example.agent:/cb'];
+    assert.deepEqual((await registered(t, { redirect_uris: fine, client_name: 'Agent' })).redirect_uris, fine);
+  });
+
+  test('a registered redirect URI holds no query parameter the authorization response adds (RFC 6749 4.1.2, 4.1.2.1; RFC 9207), a post-logout one no state (RP-Initiated Logout 3)', async () => {
+    for (const name of ['code', 'state', 'error', 'error_description', 'error_uri', 'iss']) {
+      const answer = await register(t, { redirect_uris: [`https://agent.example/cb?app=1&${name}=x`], client_name: 'Agent' });
+      assert.equal(answer.status, 400, name);
+      const told = (await answer.json()) as { error: string; error_description: string };
+      assert.equal(told.error, 'invalid_redirect_uri', name);
+      assert.match(told.error_description, new RegExp(`query parameter ${name}, which this service adds`), name);
+    }
+    // Written percent-encoded, it is still the name an app reads.
+    assert.equal(await errorOf(await register(t, { redirect_uris: ['https://agent.example/cb?st%61te=x'] })), 'invalid_redirect_uri');
+    assert.equal(await errorOf(await register(t, { redirect_uris: ['https://agent.example/cb'], post_logout_redirect_uris: ['https://agent.example/bye?state=x'] })), 'invalid_redirect_uri');
+    const own = await registered(t, { redirect_uris: ['https://agent.example/cb?codec=1&states=2'], post_logout_redirect_uris: ['https://agent.example/bye?code=1'] });
+    assert.deepEqual([own.redirect_uris, own.post_logout_redirect_uris], [['https://agent.example/cb?codec=1&states=2'], ['https://agent.example/bye?code=1']]);
+  });
+
   test('metadata this service cannot honour is invalid_client_metadata (RFC 7591 3.2.2), consistency of grant and response types included (2.1)', async () => {
     const redirect = { redirect_uris: ['https://agent.example/callback'] };
     const bad: Array<Record<string, unknown>> = [
