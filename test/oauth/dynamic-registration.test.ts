@@ -261,6 +261,35 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
     assert.deepEqual([own.redirect_uris, own.post_logout_redirect_uris], [['https://agent.example/cb?codec=1&states=2'], ['https://agent.example/bye?code=1']]);
   });
 
+  /** Each name is refused as invalid_client_metadata saying `why`; each of `accepted` is registered and stored as sent. */
+  async function namesJudged(refused: readonly string[], why: RegExp, accepted: readonly string[]): Promise<void> {
+    for (const name of refused) {
+      const answer = await register(t, { redirect_uris: ['https://agent.example/cb'], client_name: name });
+      assert.equal(answer.status, 400, JSON.stringify(name));
+      const told = (await answer.json()) as { error: string; error_description: string };
+      assert.equal(told.error, 'invalid_client_metadata', JSON.stringify(name));
+      assert.match(told.error_description, why, JSON.stringify(name));
+    }
+    for (const name of accepted) {
+      const answer = await registered(t, { redirect_uris: ['https://agent.example/cb'], client_name: name });
+      assert.equal(answer.client_name, name);
+      assert.equal((await t.deps.stores.clients.findById(answer.client_id))?.name, name, 'stored as sent');
+    }
+  }
+
+  test('an app\'s name is well-formed Unicode: a lone surrogate, which JSON can carry and a page would show as U+FFFD, is refused', async () => {
+    await namesJudged(['a\ud800b', 'Agent\udc00'], /well-formed Unicode/, ['Agent \u{1f916}']);
+  });
+
+  test('an app\'s name has at most 8 combining marks on one character, so that none stack over the consent page\'s buttons', async () => {
+    await namesJudged(['Z' + '\u0301'.repeat(75), 'Z' + '\u0301'.repeat(9)], /at most 8 combining marks/, ['Z' + '\u0301'.repeat(8), 'Ti\u1ebfng Vi\u1ec7t']);
+  });
+
+  test('an app\'s name may hold emoji joined by ZWJ or with VS16; a ZWJ, ZWNJ, variation selector or direction control elsewhere is still refused', async () => {
+    await namesJudged(['Pay\u200dpal', 'Agent \u200c\u{1f468}', 'Agent\u202e', 'Agent\ufe0f', 'Agent \u{1f468}\u200d'], /invisible characters/,
+      ['Family \u{1f468}\u200d\u{1f469}\u200d\u{1f467}', 'Love \u2764\ufe0f', 'Dev \u{1f469}\u{1f3fd}\u200d\u{1f4bb}', 'Key 1\ufe0f\u20e3']);
+  });
+
   test('metadata this service cannot honour is invalid_client_metadata (RFC 7591 3.2.2), consistency of grant and response types included (2.1)', async () => {
     const redirect = { redirect_uris: ['https://agent.example/callback'] };
     const bad: Array<Record<string, unknown>> = [
