@@ -382,10 +382,11 @@ function reviewedFacts(t: Translator, reviewed: ReviewedClient): Html {
     return html` <span class="muted">(${'host' in reached ? t.text('admin.goesTo', { host: reached.host }) : t.text('admin.opensApp', { scheme: reached.appScheme })})</span>`;
   };
   const addresses = (uris: readonly string[]) => (uris.length === 0 ? t.text('admin.none') : uris.map((uri) => html`<code>${uri}</code>${target(uri)}<br>`));
-  const address = (uri: string | null) => (uri === null || uri === '' ? t.text('admin.none') : html`<code>${uri}</code>${target(uri)}`);
+  // A homepage is shown as a browser reads it already (`homepageAsRead`), with nothing beside it.
+  const address = (uri: string | null, reached: (uri: string) => Html | '' = target) => (uri === null || uri === '' ? t.text('admin.none') : html`<code>${uri}</code>${reached(uri)}`);
   return html`<dt>${t.text('admin.name')}</dt><dd>${chosenName(reviewed.name)}</dd>
 <dt>${t.text('admin.description')}</dt><dd>${reviewed.description === '' ? t.text('admin.none') : reviewed.description}</dd>
-<dt>${t.text('admin.homepage')}</dt><dd>${address(homepageAsRead(reviewed.homepageUrl))}</dd>
+<dt>${t.text('admin.homepage')}</dt><dd>${address(homepageAsRead(reviewed.homepageUrl), () => '')}</dd>
 <dt>${t.text('admin.redirectUris')}</dt><dd>${addresses(reviewed.redirectUris)}</dd>
 <dt>${t.text('admin.postLogoutRedirectUris')}</dt><dd>${addresses(reviewed.postLogoutRedirectUris)}</dd>
 <dt>${t.text('admin.backchannelLogoutUri')}</dt><dd>${address(reviewed.backchannelLogoutUri)}</dd>`;
