@@ -62,7 +62,7 @@ export function hasVisibleCharacter(value: string): boolean {
  * or bidirectional control either; a `text` (a body, a comment) may hold tabs and line breaks; a
  * `paragraph` (an application's description, shown where people decide whether to trust it) may
  * hold them too, but no bidirectional control; a `name` holds no invisible character
- * (`INVISIBLE`) and at least one letter or digit.
+ * (`INVISIBLE`) but those that build an emoji (`EMOJI_PARTS`) and at least one letter or digit.
  */
 const TEXT_CONTROLS = '\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f';
 const CONTROLS = {
@@ -81,8 +81,8 @@ export interface TextRule {
 
 /** `value` trimmed, or an InputError for `field` when it breaks `rule`. */
 export function checkedText(field: string, value: string, rule: TextRule): string {
-  // A name is shown where people decide whom to trust: a lone surrogate (not a USVString, WebIDL
-  // 2.13.19) would show as U+FFFD, a character its sender did not write.
+  // A name is shown where people decide whom to trust: a lone surrogate (not a USVString, as WebIDL
+  // calls well-formed text) would show as U+FFFD, a character its sender did not write.
   if (rule.kind === 'name' && !value.isWellFormed()) {
     throw InputError.worded(field, `${field} must be well-formed Unicode: it holds half of a surrogate pair`, { key: 'problems.textNotWellFormed' });
   }

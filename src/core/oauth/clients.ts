@@ -210,7 +210,7 @@ export function redirectTarget(redirectUri: string): { host: string } | { appSch
 
 /**
  * `redirectTarget` of an address as stored, which an address saved before a rule of `registeredUri`
- * may write otherwise than a browser reads it ("https://evil.example\\@trusted.example/cb" goes to
+ * may write otherwise than a browser reads it ("https://evil.example\@trusted.example/cb" goes to
  * evil.example); `undefined` for one no URL parser reads.
  */
 export function storedTarget(uri: string): ReturnType<typeof redirectTarget> | undefined {
