@@ -62,7 +62,7 @@ export function hasVisibleCharacter(value: string): boolean {
  * or bidirectional control either; a `text` (a body, a comment) may hold tabs and line breaks; a
  * `paragraph` (an application's description, shown where people decide whether to trust it) may
  * hold them too, but no bidirectional control; a `name` holds no invisible character
- * (`INVISIBLE`) but those that build an emoji (`EMOJI_PARTS`) and at least one letter or digit.
+ * (`INVISIBLE`) but those that build an emoji (`EMOJI_PARTS`), and at least one letter or digit.
  */
 const TEXT_CONTROLS = '\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f';
 const CONTROLS = {
