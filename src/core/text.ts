@@ -15,6 +15,21 @@ const BIDI_CONTROLS = '\u202a-\u202e\u2066-\u2069';
  */
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
 /**
+ * The invisible characters that build an emoji (UTS #51 section 2) rather than hide a difference: a
+ * variation selector 15 or 16 after an emoji (❤️) or between a keycap's base and its keycap (1️⃣), and a
+ * zero-width joiner between two emoji, after a skin tone or VS16 (👨‍👩‍👧, 👩🏽‍💻, 🏳️‍🌈). A `name` may hold
+ * them there; elsewhere they are `INVISIBLE` ("Pay\u200dpal").
+ */
+const EMOJI_PARTS = /(?<=\p{Extended_Pictographic})[\ufe0e\ufe0f]|(?<=[#*0-9])\ufe0f(?=\u20e3)|(?<=\p{Extended_Pictographic}[\u{1f3fb}-\u{1f3ff}\ufe0f]?)\u200d(?=\p{Extended_Pictographic})/gu;
+/**
+ * Combining marks drawn on one character (nonspacing and enclosing), at most: the languages that
+ * stack them (Vietnamese, Thai, Hebrew pointing, Tibetan) use few, while dozens stack over the
+ * words and buttons around a name (Unicode's Stream-Safe Text Format, UAX #15 section 13, stops
+ * at 30, which still spills over a consent page's buttons).
+ */
+const MAX_MARKS = 8;
+const MARK_RUN = new RegExp(`[\\p{Mn}\\p{Me}]{${MAX_MARKS + 1}}`, 'u');
+/**
  * Something a reader sees: a character that is not blank, invisible or a lone combining mark
  * (U+2800 is a blank Braille cell, U+1D159 a null notehead: symbols that draw nothing).
  */
@@ -58,14 +73,14 @@ export function unitsBeforeNormalizing(maxLength: number): number {
  * or bidirectional control either; a `text` (a body, a comment) may hold tabs and line breaks; a
  * `paragraph` (an application's description, shown where people decide whether to trust it) may
  * hold them too, but no bidirectional control; a `name` holds no invisible character
- * (`INVISIBLE`) and at least one letter or digit.
+ * (`INVISIBLE`) but those that build an emoji (`EMOJI_PARTS`), and at least one letter or digit.
  */
 const TEXT_CONTROLS = '\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f';
 const CONTROLS = {
   text: new RegExp(`[${TEXT_CONTROLS}]`),
   paragraph: new RegExp(`[${TEXT_CONTROLS}${BIDI_CONTROLS}]`),
   line: new RegExp(`[\\x00-\\x1f\\x7f${BIDI_CONTROLS}]`),
-  name: INVISIBLE,
+  name: { test: (text: string) => INVISIBLE.test(text.replace(EMOJI_PARTS, '')) },
 } as const;
 
 export interface TextRule {
@@ -77,6 +92,11 @@ export interface TextRule {
 
 /** `value` trimmed, or an InputError for `field` when it breaks `rule`. */
 export function checkedText(field: string, value: string, rule: TextRule): string {
+  // A name is shown where people decide whom to trust: a lone surrogate (not a USVString, as WebIDL
+  // calls well-formed text) would show as U+FFFD, a character its sender did not write.
+  if (rule.kind === 'name' && !value.isWellFormed()) {
+    throw InputError.worded(field, `${field} must be well-formed Unicode: it holds half of a surrogate pair`, { key: 'problems.textNotWellFormed' });
+  }
   // Each half of a surrogate pair alone becomes U+FFFD, as UTF-8 has it and a browser form sends
   // it: PostgreSQL stored one U+FFFD for it and SQLite three, so a title from a JSON body read
   // differently on the two databases.
@@ -89,6 +109,9 @@ export function checkedText(field: string, value: string, rule: TextRule): strin
   if (CONTROLS[rule.kind].test(text)) {
     throw InputError.worded(field, `${field} must not contain control characters${rule.kind === 'text' ? '' : rule.kind === 'paragraph' ? ' or direction overrides' : ', direction marks or invisible characters'}`,
       { key: 'problems.textControls' });
+  }
+  if (rule.kind === 'name' && MARK_RUN.test(text)) {
+    throw InputError.worded(field, `${field} must have at most ${MAX_MARKS} combining marks on one character`, { key: 'problems.textMarks', values: { max: MAX_MARKS } });
   }
   if (rule.kind === 'name' && !/[\p{L}\p{N}]/u.test(text)) throw InputError.worded(field, `${field} must contain a letter or a digit`, { key: 'problems.textLetterOrDigit' });
   // A required field that draws nothing (a zero-width space, a Hangul filler, a blank Braille

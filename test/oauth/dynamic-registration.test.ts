@@ -215,6 +215,81 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
     assert.equal((await register(t, { redirect_uris: ['http://127.0.0.1:8080/callback', 'https://agent.example:8443/cb'], client_name: 'Agent' })).status, 201);
   });
 
+  test('a registered address is an RFC 3986 URI whose host is written as a browser reads it: otherwise invalid_redirect_uri saying why, for redirect and post-logout URIs alike', async () => {
+    const before = (await t.deps.stores.clients.listAll()).length;
+    const refused: Array<[string, RegExp]> = [
+      // A browser reads the backslash as /, and goes to evil.example; a person and RFC 3986 parsers read trusted.example.
+      ['https://evil.example\\@trusted.example/cb', /holds a character no URI may hold/],
+      ['https://agent.example/cb?next=<x>', /holds a character no URI may hold/],
+      ['https://agent.example/%zz', /holds a character no URI may hold/],
+      ['https:///cb', /has no host/],
+      ['https:agent.example/cb', /has no host/],
+      ['https://*.agent.example/cb', /not a domain name or an IP address/],
+      ['https://agent.example./cb', /not a domain name or an IP address/],
+      ['https://Agent.example/cb', /write it as agent\.example/],
+      ['https://agent%2eexample/cb', /write it as agent\.example/],
+      ['http://127.1/cb', /write it as 127\.0\.0\.1/],
+      ['http://[0:0:0:0:0:0:0:1]/cb', /write it as \[::1\]/],
+    ];
+    for (const [uri, why] of refused) {
+      for (const field of ['redirect_uris', 'post_logout_redirect_uris']) {
+        const body = { redirect_uris: ['https://agent.example/cb'], client_name: 'Agent', [field]: [uri] };
+        const answer = await register(t, body);
+        assert.equal(answer.status, 400, `${field} ${uri}`);
+        const told = (await answer.json()) as { error: string; error_description: string };
+        assert.equal(told.error, 'invalid_redirect_uri', `${field} ${uri}`);
+        assert.match(told.error_description, why, `${field} ${uri}`);
+      }
+    }
+    assert.equal((await t.deps.stores.clients.listAll()).length, before);
+    const fine = ['https://agent.example/cb?x=%7B1%7D', 'https://agent.example:443/cb', 'http://[::1]:8080/cb', 'com.example.agent:/cb'];
+    assert.deepEqual((await registered(t, { redirect_uris: fine, client_name: 'Agent' })).redirect_uris, fine);
+  });
+
+  test('a registered redirect URI holds no query parameter the authorization response adds (RFC 6749 4.1.2, 4.1.2.1; RFC 9207), a post-logout one no state (RP-Initiated Logout 3)', async () => {
+    for (const name of ['code', 'state', 'error', 'error_description', 'error_uri', 'iss']) {
+      const answer = await register(t, { redirect_uris: [`https://agent.example/cb?app=1&${name}=x`], client_name: 'Agent' });
+      assert.equal(answer.status, 400, name);
+      const told = (await answer.json()) as { error: string; error_description: string };
+      assert.equal(told.error, 'invalid_redirect_uri', name);
+      assert.match(told.error_description, new RegExp(`query parameter ${name}, which this service adds`), name);
+    }
+    // Written percent-encoded, it is still the name an app reads.
+    assert.equal(await errorOf(await register(t, { redirect_uris: ['https://agent.example/cb?st%61te=x'] })), 'invalid_redirect_uri');
+    assert.equal(await errorOf(await register(t, { redirect_uris: ['https://agent.example/cb'], post_logout_redirect_uris: ['https://agent.example/bye?state=x'] })), 'invalid_redirect_uri');
+    const own = await registered(t, { redirect_uris: ['https://agent.example/cb?codec=1&states=2'], post_logout_redirect_uris: ['https://agent.example/bye?code=1'] });
+    assert.deepEqual([own.redirect_uris, own.post_logout_redirect_uris], [['https://agent.example/cb?codec=1&states=2'], ['https://agent.example/bye?code=1']]);
+  });
+
+  /** Each name is refused as invalid_client_metadata saying `why`; each of `accepted` is registered and stored as sent. */
+  async function namesJudged(refused: readonly string[], why: RegExp, accepted: readonly string[]): Promise<void> {
+    for (const name of refused) {
+      const answer = await register(t, { redirect_uris: ['https://agent.example/cb'], client_name: name });
+      assert.equal(answer.status, 400, JSON.stringify(name));
+      const told = (await answer.json()) as { error: string; error_description: string };
+      assert.equal(told.error, 'invalid_client_metadata', JSON.stringify(name));
+      assert.match(told.error_description, why, JSON.stringify(name));
+    }
+    for (const name of accepted) {
+      const answer = await registered(t, { redirect_uris: ['https://agent.example/cb'], client_name: name });
+      assert.equal(answer.client_name, name);
+      assert.equal((await t.deps.stores.clients.findById(answer.client_id))?.name, name, 'stored as sent');
+    }
+  }
+
+  test('an app\'s name is well-formed Unicode: a lone surrogate, which JSON can carry and a page would show as U+FFFD, is refused', async () => {
+    await namesJudged(['a\ud800b', 'Agent\udc00'], /well-formed Unicode/, ['Agent \u{1f916}']);
+  });
+
+  test('an app\'s name has at most 8 combining marks on one character, so that none stack over the consent page\'s buttons', async () => {
+    await namesJudged(['Z' + '\u0301'.repeat(75), 'Z' + '\u0301'.repeat(9)], /at most 8 combining marks/, ['Z' + '\u0301'.repeat(8), 'Ti\u1ebfng Vi\u1ec7t']);
+  });
+
+  test('an app\'s name may hold emoji joined by ZWJ or with VS16; a ZWJ, ZWNJ, variation selector or direction control elsewhere is still refused', async () => {
+    await namesJudged(['Pay\u200dpal', 'Agent \u200c\u{1f468}', 'Agent\u202e', 'Agent\ufe0f', 'Agent \u{1f468}\u200d'], /invisible characters/,
+      ['Family \u{1f468}\u200d\u{1f469}\u200d\u{1f467}', 'Love \u2764\ufe0f', 'Dev \u{1f469}\u{1f3fd}\u200d\u{1f4bb}', 'Key 1\ufe0f\u20e3']);
+  });
+
   test('metadata this service cannot honour is invalid_client_metadata (RFC 7591 3.2.2), consistency of grant and response types included (2.1)', async () => {
     const redirect = { redirect_uris: ['https://agent.example/callback'] };
     const bad: Array<Record<string, unknown>> = [

@@ -12,7 +12,7 @@ import { createPersonalToken } from '../../src/core/credentials/personal-tokens.
 import { LOCALES } from '../../src/core/locales.js';
 import { translator } from '../../src/i18n/catalogs.js';
 import { englishSentences } from '../i18n/untranslated.js';
-import { Browser, PASSWORD as MEMBER_PASSWORD, authorizeQuery, newClient, obtainTokens, pkcePair } from '../oauth/helpers.js';
+import { Browser, PASSWORD as MEMBER_PASSWORD, authorizeQuery, newClient, obtainCode, obtainTokens, pkcePair, signedInBrowser } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { svc } from '../support/cli.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -24,6 +24,25 @@ forEachDatabase('staff console pages', (database) => {
   let t: TestApp;
   before(async () => { t = await startTestApp(database); });
   after(() => t.close());
+
+  test('an app\'s page shows, beside each address as written, where it takes a browser: an address saved before the redirect URIs\' rules reads as one host and goes to another, and its app still signs in', async () => {
+    const moderator = await person(t, 'moderator', { twoStep: true });
+    const legacy = 'https://evil.example\\@trusted.example/cb';
+    const client = await t.deps.stores.clients.create({
+      clientId: uniqueName('legacy'), name: 'Legacy App', description: '', homepageUrl: '', ownerId: null, type: 'public',
+      redirectUris: [legacy, 'com.example.legacy:/cb'], postLogoutRedirectUris: ['https:///bye'], backchannelLogoutUri: 'https://*.example/bc',
+      allowedScopes: ['profile:read'], secretHash: null, idTokenAlg: 'RS256',
+    }, t.clock.now());
+    const page = (await moderator.visitor.get(`/admin/apps/${client.clientId}`)).text;
+    for (const [written, reached] of [[legacy, 'a browser goes to evil.example'], ['com.example.legacy:/cb', 'opens the app com.example.legacy'],
+      ['https:///bye', 'a browser goes to bye'], ['https://*.example/bc', 'a browser goes to \\*.example']]) {
+      assert.match(page, new RegExp(`<code>${written!.replace(/[\\*.?/]/g, '\\$&')}</code> <span class="muted">\\(${reached}\\)</span>`), written);
+    }
+    // Stored data keeps working: the rule refuses such an address when it is saved, not when it is used.
+    const { browser } = await signedInBrowser(t);
+    const code = await obtainCode(browser, { client, redirectUri: legacy }, { scope: 'profile:read', pkce: pkcePair() });
+    assert.ok(code);
+  });
 
   test('members are found by username or its beginning, part of a nickname, e-mail address or id', async () => {
     const { visitor } = await person(t, 'moderator', { twoStep: true });

@@ -30,24 +30,65 @@ export async function findClient(stores: Stores, clientId: string): Promise<Clie
 /** RFC 8252 7.1: a private-use URI scheme is a reverse domain name, so it holds a period. */
 const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/;
 
+/** Why an address cannot be registered: the message of the API and the command line, and the pages' words (`apps` namespace). */
+interface UriProblem {
+  message: string;
+  words: Words;
+}
+
+const problem = (message: string, key: string, values: Record<string, string> = {}): UriProblem => ({ message, words: { key: `apps.${key}`, values } });
+
+/** RFC 3986 appendix B: a URI's authority (absent without `//`), path and query, as written. */
+const URI_PARTS = /^[a-z][a-z\d+.-]*:(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?/i;
 /**
- * Why a URI a client registers is no URI we accept, or the URL it is: absolute, ASCII (RFC 3986:
- * a URI is ASCII; an IRI must be percent-encoded first), no fragment (RFC 6749 3.1.2), no
- * credentials, a port as a browser reads it (`canonicalPort`), at most 2000 characters.
+ * RFC 3986 2: the characters a URI holds, unreserved and reserved ones, and `%` only before two hex
+ * digits; `[` and `]` only around an IPv6 host (3.2.2). A backslash is none: a browser reads it as
+ * `/` in an http(s) URI, so "https://evil.example\@trusted.example/cb" goes to evil.example.
  */
-function registeredUri(uri: string): URL | string {
-  if (uri.length > 2000) return 'is longer than 2000 characters';
-  if (/[\s\x00-\x1f\x7f]/.test(uri)) return 'contains spaces or control characters';
-  if (/[^\x21-\x7e]/.test(uri)) return 'contains characters outside ASCII (percent-encode them)';
+const URI_CHARACTERS = /^(?:[\w\-.~:/?#[\]@!$&'()*+,;=]|%[\da-f]{2})*$/i;
+/** A host as written in an authority without its user information: a bracketed IPv6 address, or up to a colon. */
+const AUTHORITY_HOST = /^(\[[^\]]*\]|[^:]*)/;
+/**
+ * A host of an http(s) URI that names one machine as written: a domain name or IPv4 address in
+ * lower-case labels of letters, digits, hyphens and underscores, without an empty label (a
+ * trailing dot names another origin), or an IPv6 literal. `*` is no wildcard (RFC 9700 2.1: exact
+ * matching), and the rest of RFC 3986's sub-delims name no DNS host.
+ */
+const WEB_HOST = /^(?:[a-z\d_-]+(?:\.[a-z\d_-]+)*|\[[\da-f:.]+\])$/;
+
+/**
+ * Why a URI a client registers is no URI we accept, or the URL it is: an RFC 3986 absolute URI
+ * (ASCII: an IRI must be percent-encoded first), no fragment (RFC 6749 3.1.2), no credentials, at
+ * most 2000 characters, whose host is written as a browser reads it (WHATWG URL: lower case,
+ * not percent-encoded, IPv4 in four decimal parts, IPv6 compressed), so that the service, the app
+ * and the people who read the address all name the host the browser goes to; a web URI's host
+ * is also a DNS name or an IP address (`WEB_HOST`), and its port one a browser reads as written
+ * (`canonicalPort`). No query parameter named in `addedNames`, which the service adds itself.
+ */
+function registeredUri(uri: string, addedNames: readonly string[]): URL | UriProblem {
+  if (uri.length > 2000) return problem('is longer than 2000 characters', 'uriTooLong');
+  if (/[\s\x00-\x1f\x7f]/.test(uri)) return problem('contains spaces or control characters', 'uriSpaces');
+  if (/[^\x21-\x7e]/.test(uri)) return problem('contains characters outside ASCII (percent-encode them)', 'uriNotAscii');
+  const [, authority, path = '', query] = URI_PARTS.exec(uri) ?? [];
+  const bracketsOutsideHost = /[[\]]/.test(path + (query ?? '')) || (/[[\]]/.test(authority ?? '') && !/^\[[^\]]*\](?::\d*)?$/.test(authority!));
+  if (!URI_CHARACTERS.test(uri) || bracketsOutsideHost) {
+    return problem('holds a character no URI may hold (RFC 3986 2): a backslash, a quote, <, >, {, }, |, ^, a backquote, [ or ] outside an IPv6 host, or % not before two hex digits', 'uriCharacters');
+  }
   let url: URL;
   try {
     url = new URL(uri);
   } catch {
-    return 'is not an absolute URL';
+    return problem('is not an absolute URL', 'uriNotAbsolute');
   }
-  if (uri.includes('#')) return 'has a fragment';
-  if (url.username || url.password) return 'contains credentials';
-  if (isWebUrl(url) && !canonicalPort(uri)) return PORT_PROBLEM;
+  if (uri.includes('#')) return problem('has a fragment', 'uriFragment');
+  if (url.username || url.password || authority?.includes('@')) return problem('contains credentials', 'uriCredentials');
+  const host = AUTHORITY_HOST.exec(authority ?? '')![1]!;
+  if (isWebUrl(url) && host === '') return problem('has no host', 'uriNoHost');
+  if (host !== url.hostname) return problem(`writes its host so that a browser reads another name: write it as ${url.hostname}`, 'homepageHost', { host: url.hostname });
+  if (isWebUrl(url) && !WEB_HOST.test(host)) return problem('has a host that is not a domain name or an IP address (no *, no trailing dot)', 'uriHostShape');
+  if (isWebUrl(url) && !canonicalPort(uri)) return problem('has port 0, an empty port or a port written with leading zeros', 'uriPort');
+  const added = [...new URLSearchParams(query ?? '').keys()].find((name) => addedNames.includes(name));
+  if (added !== undefined) return problem(`has a query parameter ${added}, which this service adds to the answer itself`, 'uriAddedParameter', { name: added });
   return url;
 }
 
@@ -63,24 +104,34 @@ function canonicalPort(uri: string): boolean {
   return port === undefined || /^[1-9]\d*$/.test(port);
 }
 
-const PORT_PROBLEM = 'has port 0, an empty port or a port written with leading zeros';
+/**
+ * The query parameters the service adds to a redirect URI: the authorization response's (RFC 6749
+ * 4.1.2 `code` and `state`, 4.1.2.1 `error`, `error_description`, `error_uri`; RFC 9207 2 `iss`).
+ * A registered URI holding one of them sends the app two, and an app that reads the first takes
+ * the registered one (`https://a.example/cb?state=evil&code=x`).
+ */
+const AUTHORIZATION_RESPONSE_NAMES = ['code', 'state', 'error', 'error_description', 'error_uri', 'iss'];
+/** RP-Initiated Logout 1.0 section 3: the service adds `state` to a post-logout redirect URI. */
+const LOGOUT_RESPONSE_NAMES = ['state'];
 
 /**
- * Why a redirect URI cannot be registered, or `undefined` when it can: a `registeredUri` with
- * https, http on a loopback host (RFC 8252 7.3), or a private-use scheme of a native app (RFC
- * 8252 7.1).
+ * Why a redirect URI (or, with `addedNames` `LOGOUT_RESPONSE_NAMES`, a post-logout one) cannot be
+ * registered, or `undefined` when it can: a `registeredUri` with https, http on a loopback host
+ * (RFC 8252 7.3), or a private-use scheme of a native app (RFC 8252 7.1).
  */
-export function redirectUriProblem(uri: string): string | undefined {
-  const url = registeredUri(uri);
-  if (typeof url === 'string') return url;
+function redirectProblem(uri: string, addedNames: readonly string[] = AUTHORIZATION_RESPONSE_NAMES): UriProblem | undefined {
+  const url = registeredUri(uri, addedNames);
+  if (!(url instanceof URL)) return url;
   if (url.protocol === 'https:') return undefined;
   if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined;
   if (PRIVATE_USE_SCHEME.test(url.protocol)) return undefined;
-  return REDIRECT_SCHEME_PROBLEM;
+  return problem('must use https, http on a loopback host, or an app\'s own scheme named by a reverse domain (com.example.app:/callback)', 'uriScheme');
 }
 
-const REDIRECT_SCHEME_PROBLEM = 'must use https, http on a loopback host, or an app\'s own scheme named by a reverse domain (com.example.app:/callback)';
-const BACKCHANNEL_SCHEME_PROBLEM = 'must use https, or http on a loopback host (127.0.0.1, [::1], localhost) for development';
+/** Why a redirect URI cannot be registered (`redirectProblem`), or `undefined` when it can. */
+export function redirectUriProblem(uri: string): string | undefined {
+  return redirectProblem(uri)?.message;
+}
 
 const LOOPBACK_URI = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?].*)?$/;
 
@@ -158,6 +209,19 @@ export function redirectTarget(redirectUri: string): { host: string } | { appSch
 }
 
 /**
+ * `redirectTarget` of an address as stored, which an address saved before a rule of `registeredUri`
+ * may write otherwise than a browser reads it ("https://evil.example\@trusted.example/cb" goes to
+ * evil.example); `undefined` for one no URL parser reads.
+ */
+export function storedTarget(uri: string): ReturnType<typeof redirectTarget> | undefined {
+  try {
+    return redirectTarget(uri);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Whether `requested` is one of the client's redirect URIs: exact string comparison, no
  * normalisation (RFC 9700 2.1), except that any port matches a loopback IP URI (RFC 8252 7.3).
  */
@@ -171,42 +235,24 @@ export function isRegisteredRedirectUri(client: Pick<Client, 'redirectUris'>, re
 /** At most this many redirect URIs, and as many post-logout redirect URIs, per client. */
 const MAX_URIS = 10;
 
-/**
- * The pages' words (`apps` namespace) for each problem an address can have; the English problem
- * stays the message of the API and the command line.
- */
-const URI_PROBLEM_WORDS: Readonly<Record<string, Words>> = {
-  'is longer than 2000 characters': { key: 'apps.uriTooLong' },
-  'contains spaces or control characters': { key: 'apps.uriSpaces' },
-  'contains characters outside ASCII (percent-encode them)': { key: 'apps.uriNotAscii' },
-  'is not an absolute URL': { key: 'apps.uriNotAbsolute' },
-  'has a fragment': { key: 'apps.uriFragment' },
-  'contains credentials': { key: 'apps.uriCredentials' },
-  [PORT_PROBLEM]: { key: 'apps.uriPort' },
-  [REDIRECT_SCHEME_PROBLEM]: { key: 'apps.uriScheme' },
-  [BACKCHANNEL_SCHEME_PROBLEM]: { key: 'apps.backchannelScheme' },
-};
-
-/** `field`'s address `uri` has `problem` (one of `URI_PROBLEM_WORDS`). */
-function uriProblem(field: string, what: string, uri: string, problem: string): InputError {
-  const words = URI_PROBLEM_WORDS[problem];
-  const message = `${what} ${JSON.stringify(uri)} ${problem}`;
-  return words ? InputError.worded(field, message, { key: words.key, values: { uri } }) : new InputError(field, message);
+/** `field`'s address `uri` has `problem`: its English message for the API and the command line, its words for the pages. */
+function uriProblem(field: string, what: string, uri: string, { message, words }: UriProblem): InputError {
+  return InputError.worded(field, `${what} ${JSON.stringify(uri)} ${message}`, { key: words.key, values: { ...words.values, uri } });
 }
 
-function checkUriList(uris: string[], field: string, what: string, required: boolean): string[] {
+function checkUriList(uris: string[], field: string, what: string, required: boolean, addedNames: readonly string[]): string[] {
   const unique = [...new Set(uris.map((u) => u.trim()).filter((u) => u !== ''))];
   if (required && unique.length === 0) throw InputError.worded(field, `at least one ${what} is required`, { key: 'apps.urisRequired' });
   if (unique.length > MAX_URIS) throw InputError.worded(field, `at most ${MAX_URIS} ${what}s`, { key: 'apps.urisAtMost', values: { max: MAX_URIS } });
   for (const uri of unique) {
-    const problem = redirectUriProblem(uri);
-    if (problem) throw uriProblem(field, what, uri, problem);
+    const found = redirectProblem(uri, addedNames);
+    if (found) throw uriProblem(field, what, uri, found);
   }
   return unique;
 }
 
 export function checkRedirectUris(uris: string[]): string[] {
-  return checkUriList(uris, 'redirect_uris', 'redirect URI', true);
+  return checkUriList(uris, 'redirect_uris', 'redirect URI', true, AUTHORIZATION_RESPONSE_NAMES);
 }
 
 /**
@@ -214,7 +260,7 @@ export function checkRedirectUris(uris: string[]): string[] {
  * (INTERFACE section 3), and there may be none.
  */
 export function checkPostLogoutRedirectUris(uris: string[]): string[] {
-  return checkUriList(uris, 'post_logout_redirect_uris', 'post-logout redirect URI', false);
+  return checkUriList(uris, 'post_logout_redirect_uris', 'post-logout redirect URI', false, LOGOUT_RESPONSE_NAMES);
 }
 
 /**
@@ -231,20 +277,21 @@ export function isRegisteredPostLogoutRedirectUri(client: Pick<Client, 'postLogo
  * http on a loopback host for development; ASCII, no credentials. Whether the address it names
  * may be reached is decided when a logout token is sent (docs/oidc.md, "Logout").
  */
-export function backchannelLogoutUriProblem(uri: string): string | undefined {
-  const url = registeredUri(uri);
-  if (typeof url === 'string') return url;
+function backchannelLogoutUriProblem(uri: string): UriProblem | undefined {
+  // No response: the logout token goes in the body (Back-Channel Logout 1.0 section 2.5).
+  const url = registeredUri(uri, []);
+  if (!(url instanceof URL)) return url;
   if (url.protocol === 'https:') return undefined;
   if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined;
-  return BACKCHANNEL_SCHEME_PROBLEM;
+  return problem('must use https, or http on a loopback host (127.0.0.1, [::1], localhost) for development', 'backchannelScheme');
 }
 
 /** The back-channel logout URI as given, or `null` when none was (an empty field clears it). */
 export function checkBackchannelLogoutUri(value: string | undefined | null): string | null {
   const uri = (value ?? '').trim();
   if (uri === '') return null;
-  const problem = backchannelLogoutUriProblem(uri);
-  if (problem) throw uriProblem('backchannel_logout_uri', 'back-channel logout URI', uri, problem);
+  const found = backchannelLogoutUriProblem(uri);
+  if (found) throw uriProblem('backchannel_logout_uri', 'back-channel logout URI', uri, found);
   return uri;
 }
 
@@ -264,7 +311,7 @@ function optionalHttpUrl(field: string, value: string | undefined): string {
   }
   // A user name before an @ reads as the host: "https://community.example%2Flogin@evil.example/"
   // shown on the consent page reads as the site and goes elsewhere (attack92).
-  if (url.username || url.password) throw uriProblem(field, field, trimmed, 'contains credentials');
+  if (url.username || url.password) throw uriProblem(field, field, trimmed, problem('contains credentials', 'uriCredentials'));
   // The page shows the address as written, and the link goes to the host a browser reads in it: a
   // name in look-alike letters ("https://cоmmunity.example", a Cyrillic о) reads as the site and
   // goes to xn--cmmunity-…, as "https://0x7f.1" goes to 127.0.0.1 (attack122). So the host is

@@ -7,7 +7,7 @@ import { type SecurityEvent, type Session, USER_STATUSES, type User, type UserSt
 import { describeUserAgent, deviceText } from '../../core/accounts/user-agent.js';
 import type { SecondFactors } from '../../core/accounts/two-step.js';
 import type { AuthorizedApplication } from '../../core/oauth/applications.js';
-import { homepageAsRead } from '../../core/oauth/clients.js';
+import { homepageAsRead, storedTarget } from '../../core/oauth/clients.js';
 import type { Client, ReviewedClient } from '../../core/oauth/ports.js';
 import type { LookAlikeSign } from '../../core/text.js';
 import type { SigningKey } from '../../core/oidc/ports.js';
@@ -374,11 +374,19 @@ ${apps.length === 0 ? '' : stackedTable(
  * `javascript:` link would run here).
  */
 function reviewedFacts(t: Translator, reviewed: ReviewedClient): Html {
-  const addresses = (uris: readonly string[]) => (uris.length === 0 ? t.text('admin.none') : uris.map((uri) => html`<code>${uri}</code><br>`));
-  const address = (uri: string | null) => (uri === null || uri === '' ? t.text('admin.none') : html`<code>${uri}</code>`);
+  // Beside each address as written, where it takes a browser (`storedTarget`): one saved before
+  // the redirect URIs' rules may read as one host and go to another.
+  const target = (uri: string) => {
+    const reached = storedTarget(uri);
+    if (reached === undefined) return '';
+    return html` <span class="muted">(${'host' in reached ? t.text('admin.goesTo', { host: reached.host }) : t.text('admin.opensApp', { scheme: reached.appScheme })})</span>`;
+  };
+  const addresses = (uris: readonly string[]) => (uris.length === 0 ? t.text('admin.none') : uris.map((uri) => html`<code>${uri}</code>${target(uri)}<br>`));
+  // A homepage is shown as a browser reads it already (`homepageAsRead`), with nothing beside it.
+  const address = (uri: string | null, reached: (uri: string) => Html | '' = target) => (uri === null || uri === '' ? t.text('admin.none') : html`<code>${uri}</code>${reached(uri)}`);
   return html`<dt>${t.text('admin.name')}</dt><dd>${chosenName(reviewed.name)}</dd>
 <dt>${t.text('admin.description')}</dt><dd>${reviewed.description === '' ? t.text('admin.none') : reviewed.description}</dd>
-<dt>${t.text('admin.homepage')}</dt><dd>${address(homepageAsRead(reviewed.homepageUrl))}</dd>
+<dt>${t.text('admin.homepage')}</dt><dd>${address(homepageAsRead(reviewed.homepageUrl), () => '')}</dd>
 <dt>${t.text('admin.redirectUris')}</dt><dd>${addresses(reviewed.redirectUris)}</dd>
 <dt>${t.text('admin.postLogoutRedirectUris')}</dt><dd>${addresses(reviewed.postLogoutRedirectUris)}</dd>
 <dt>${t.text('admin.backchannelLogoutUri')}</dt><dd>${address(reviewed.backchannelLogoutUri)}</dd>`;

@@ -1,0 +1,45 @@
+/**
+ * The developer page's addresses by the rule registration applies everywhere (`registeredUri` in
+ * src/core/oauth/clients.ts), over real HTTP on each database: an address a browser reads as
+ * another host, or that holds a parameter of the service's answer, is refused in the page's
+ * language, for redirect, post-logout and back-channel logout URIs, and nothing is saved.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { signedInMember } from './visitor.js';
+
+const PASSWORD = 'correct horse battery staple';
+
+forEachDatabase('addresses on the developer page', (database) => {
+  let t: TestApp;
+  let counter = 0;
+  before(async () => { t = await startTestApp(database); });
+  after(() => t.close());
+
+  test('the developer page refuses an address a browser reads as another host, or holding a parameter of the answer, saying why in the page\'s language, and saves nothing', async () => {
+    const { user, visitor } = await signedInMember(t, `addresser${++counter}`, PASSWORD);
+    const registered = await visitor.post('/settings/developers', { name: 'Address App', redirect_uris: 'https://address.example/cb', type: 'public' });
+    assert.equal(registered.status, 303);
+    const [client] = await t.deps.stores.clients.listByOwner(user.id);
+    const page = `/settings/developers/${client!.clientId}`;
+    const refusals: Array<[string, string, Record<string, string>, RegExp]> = [
+      ['zh-CN', '/settings/developers', { name: 'Other App', redirect_uris: 'https://evil.example\\@trusted.example/cb', type: 'public' }, /含有网址中不允许的字符/],
+      ['zh-CN', `${page}/redirect-uris`, { redirect_uris: 'https:///cb' }, /没有主机名/],
+      ['zh-TW', `${page}/redirect-uris`, { redirect_uris: 'https://*.address.example/cb' }, /的主機不是網域名稱或 IP 位址/],
+      ['zh-TW', `${page}/redirect-uris`, { redirect_uris: 'https://Address.example/cb' }, /請寫作 address\.example/],
+      ['en', `${page}/redirect-uris`, { redirect_uris: 'https://address.example/cb?state=evil&code=x' }, /has the query parameter state, which this site adds to the answer itself/],
+      ['en', `${page}/logout-uris`, { post_logout_redirect_uris: 'https://address.example/bye?state=x', backchannel_logout_uri: '' }, /has the query parameter state/],
+      ['zh-CN', `${page}/logout-uris`, { post_logout_redirect_uris: '', backchannel_logout_uri: 'https://address.example\\bc' }, /含有网址中不允许的字符/],
+    ];
+    for (const [locale, path, fields, why] of refusals) {
+      visitor.cookies.set('lang', locale);
+      const refused = await visitor.post(path, fields);
+      assert.equal(refused.status, 400, `${path} ${JSON.stringify(fields)}`);
+      assert.match(refused.text, why, `${path} ${JSON.stringify(fields)}`);
+    }
+    assert.equal((await t.deps.stores.clients.listByOwner(user.id)).length, 1);
+    assert.deepEqual(await t.deps.stores.clients.findById(client!.clientId), client, 'nothing saved');
+  });
+});
