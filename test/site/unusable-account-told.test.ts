@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setAccountStatus } from '../../src/core/accounts/accounts.js';
+import { BEARER_REFUSALS } from '../../src/core/api/bearer.js';
 import type { UserStatus } from '../../src/core/accounts/ports.js';
 import { get, newAccessToken, newPersonalToken } from '../api/fixtures.js';
 import { Browser, PASSWORD, newUser } from '../oauth/helpers.js';
@@ -79,6 +80,19 @@ forEachDatabase('an account that is not active is told so', (database) => {
         assert.equal(body.error, 'invalid_token');
         assert.match(body.error_description, /account this token belongs to is not active/, `${status} ${kind}: ${body.error_description}`);
         assert.doesNotMatch(body.error_description, /authorize again/i, `${status} ${kind}`);
+      }
+    }
+  });
+
+  test('the developer docs and the OpenAPI description tell an app that authorizing again cannot help while the account is not active, in the words the API answers', async () => {
+    const docs = await (await fetch(`${t.baseUrl}/docs`)).text();
+    const told = /<p>When the user withdraws consent[^]*?<\/p>/.exec(docs)?.[0] ?? '';
+    assert.ok(told.includes(BEARER_REFUSALS.unusableAccount.description), `the docs quote the API's description: ${told}`);
+    const openapi = await (await fetch(`${t.baseUrl}/api/open/v1/openapi.json`)).json() as { paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>> };
+    for (const [path, operations] of Object.entries(openapi.paths)) {
+      for (const operation of Object.values(operations)) {
+        const description = operation.responses['401']?.description ?? '';
+        assert.match(description, /not while the account is not active/, `${path}: ${description}`);
       }
     }
   });
