@@ -9,14 +9,18 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setAccountStatus } from '../../src/core/accounts/accounts.js';
 import { BEARER_REFUSALS } from '../../src/core/api/bearer.js';
+import { totpCode } from '../../src/core/accounts/totp.js';
 import type { UserStatus } from '../../src/core/accounts/ports.js';
 import { get, newAccessToken, newPersonalToken } from '../api/fixtures.js';
 import { Browser, PASSWORD, newUser } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { addPasskey, passkeyAlone } from '../support/passkey.js';
+import { PASSWORD as MEMBER_PASSWORD, person } from '../staff/support.js';
+import { Visitor } from './visitor.js';
 
 const NOT_ACTIVE: readonly UserStatus[] = ['suspended', 'banned', 'deleted'];
+const TOTP_STEP_MS = 30_000;
 
 /** What each language's page says for each status after the right password, and for a wrong one. */
 const TOLD: Record<string, { status: Record<string, string>; turnTo: string; wrong: string }> = {
@@ -62,6 +66,24 @@ forEachDatabase('an account that is not active is told so', (database) => {
         for (const said of [...Object.values(told.status), told.turnTo]) assert.ok(!wrongPage.includes(said), `${status} ${locale}: a wrong password learns nothing of the status`);
       }
     }
+  });
+
+  test('an account with two-step verification that is not active is told its status only after its second step: its right password alone leads to the second step, as an active account\'s does', async () => {
+    const { user, secret } = await person(t, 'member', { twoStep: true });
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
+    const thief = new Visitor(t.baseUrl);
+    const password = await thief.post('/login', { username: user.username, password: MEMBER_PASSWORD, return_to: '/' });
+    assert.equal(password.status, 303, 'the password alone is not told the status');
+    assert.equal(password.location, '/login/second-step');
+    assert.ok(!password.text.includes(TOLD.en!.status.suspended!));
+    const wrongCode = await thief.post('/login/second-step', { code: totpCode(secret!, t.clock.now() + 10 * TOTP_STEP_MS) });
+    assert.equal(wrongCode.status, 401);
+    assert.ok(!wrongCode.text.includes(TOLD.en!.status.suspended!), 'nor a wrong code');
+    const holder = await thief.post('/login/second-step', { code: totpCode(secret!, t.clock.now()) });
+    assert.equal(holder.status, 401, 'not signed in');
+    assert.ok(holder.text.includes(TOLD.en!.status.suspended!) && holder.text.includes(TOLD.en!.turnTo), 'the second step passed: told the status');
+    assert.equal((await thief.get('/settings/profile')).location?.startsWith('/login'), true, 'and no session');
+    t.clock.advance(TOTP_STEP_MS);
   });
 
   test('a personal or app token of an account that is not active is 401 invalid_token saying the account is not active, not to authorize again', async () => {
