@@ -119,6 +119,25 @@ forEachDatabase('an account that is not active is told so', (database) => {
     }
   });
 
+  test('a token revoked or expired before the account left active is not told the account\'s status: an old token (an app the member withdrew, a leaked personal token) is no way to watch it', async () => {
+    const user = await newUser(t);
+    const withdrawn = await newAccessToken(t.deps, user, 'profile:read');
+    await t.deps.stores.grants.revokeForUserAndClient(user.id, withdrawn.client.clientId, 'consent_withdrawn', t.clock.now());
+    const leaked = await newPersonalToken(t.deps, user, ['profile:read']);
+    await t.deps.stores.personalTokens.revoke(leaked.record.id, user.id, t.clock.now());
+    const old = await newAccessToken(t.deps, user, 'profile:read');
+    t.clock.advance((t.deps.settings.accessTokenTtlSeconds + 60) * 1000);
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'banned');
+    for (const [kind, token, told] of [['withdrawn app', withdrawn.token, /was revoked/], ['leaked personal', leaked.token, /personal token was revoked/], ['expired app', old.token, /has expired/]] as const) {
+      const response = await get(t.baseUrl, '/api/open/v1/me', { token });
+      assert.equal(response.status, 401, kind);
+      const body = await response.json() as { error: string; error_description: string };
+      assert.equal(body.error, 'invalid_token');
+      assert.match(body.error_description, told, `${kind}: ${body.error_description}`);
+      assert.doesNotMatch(body.error_description, /not active/, `${kind}: the status is not told`);
+    }
+  });
+
   test('a revoked personal token is 401 invalid_token saying to make a new one, not to authorize again', async () => {
     const user = await newUser(t);
     const { token, record } = await newPersonalToken(t.deps, user, ['profile:read']);
