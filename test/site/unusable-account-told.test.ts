@@ -8,14 +8,19 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setAccountStatus } from '../../src/core/accounts/accounts.js';
+import { BEARER_REFUSALS } from '../../src/core/api/bearer.js';
+import { totpCode } from '../../src/core/accounts/totp.js';
 import type { UserStatus } from '../../src/core/accounts/ports.js';
 import { get, newAccessToken, newPersonalToken } from '../api/fixtures.js';
 import { Browser, PASSWORD, newUser } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { addPasskey, passkeyAlone } from '../support/passkey.js';
+import { PASSWORD as MEMBER_PASSWORD, person } from '../staff/support.js';
+import { Visitor } from './visitor.js';
 
 const NOT_ACTIVE: readonly UserStatus[] = ['suspended', 'banned', 'deleted'];
+const TOTP_STEP_MS = 30_000;
 
 /** What each language's page says for each status after the right password, and for a wrong one. */
 const TOLD: Record<string, { status: Record<string, string>; turnTo: string; wrong: string }> = {
@@ -63,6 +68,24 @@ forEachDatabase('an account that is not active is told so', (database) => {
     }
   });
 
+  test('an account with two-step verification that is not active is told its status only after its second step: its right password alone leads to the second step, as an active account\'s does', async () => {
+    const { user, secret } = await person(t, 'member', { twoStep: true });
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
+    const thief = new Visitor(t.baseUrl);
+    const password = await thief.post('/login', { username: user.username, password: MEMBER_PASSWORD, return_to: '/' });
+    assert.equal(password.status, 303, 'the password alone is not told the status');
+    assert.equal(password.location, '/login/second-step');
+    assert.ok(!password.text.includes(TOLD.en!.status.suspended!));
+    const wrongCode = await thief.post('/login/second-step', { code: totpCode(secret!, t.clock.now() + 10 * TOTP_STEP_MS) });
+    assert.equal(wrongCode.status, 401);
+    assert.ok(!wrongCode.text.includes(TOLD.en!.status.suspended!), 'nor a wrong code');
+    const holder = await thief.post('/login/second-step', { code: totpCode(secret!, t.clock.now()) });
+    assert.equal(holder.status, 401, 'not signed in');
+    assert.ok(holder.text.includes(TOLD.en!.status.suspended!) && holder.text.includes(TOLD.en!.turnTo), 'the second step passed: told the status');
+    assert.equal((await thief.get('/settings/profile')).location?.startsWith('/login'), true, 'and no session');
+    t.clock.advance(TOTP_STEP_MS);
+  });
+
   test('a personal or app token of an account that is not active is 401 invalid_token saying the account is not active, not to authorize again', async () => {
     for (const status of NOT_ACTIVE) {
       const user = await newUser(t);
@@ -80,6 +103,38 @@ forEachDatabase('an account that is not active is told so', (database) => {
         assert.match(body.error_description, /account this token belongs to is not active/, `${status} ${kind}: ${body.error_description}`);
         assert.doesNotMatch(body.error_description, /authorize again/i, `${status} ${kind}`);
       }
+    }
+  });
+
+  test('the developer docs and the OpenAPI description tell an app that authorizing again cannot help while the account is not active, in the words the API answers', async () => {
+    const docs = await (await fetch(`${t.baseUrl}/docs`)).text();
+    const told = /<p>When the user withdraws consent[^]*?<\/p>/.exec(docs)?.[0] ?? '';
+    assert.ok(told.includes(BEARER_REFUSALS.unusableAccount.description), `the docs quote the API's description: ${told}`);
+    const openapi = await (await fetch(`${t.baseUrl}/api/open/v1/openapi.json`)).json() as { paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>> };
+    for (const [path, operations] of Object.entries(openapi.paths)) {
+      for (const operation of Object.values(operations)) {
+        const description = operation.responses['401']?.description ?? '';
+        assert.match(description, /not while the account is not active/, `${path}: ${description}`);
+      }
+    }
+  });
+
+  test('a token revoked or expired before the account left active is not told the account\'s status: an old token (an app the member withdrew, a leaked personal token) is no way to watch it', async () => {
+    const user = await newUser(t);
+    const withdrawn = await newAccessToken(t.deps, user, 'profile:read');
+    await t.deps.stores.grants.revokeForUserAndClient(user.id, withdrawn.client.clientId, 'consent_withdrawn', t.clock.now());
+    const leaked = await newPersonalToken(t.deps, user, ['profile:read']);
+    await t.deps.stores.personalTokens.revoke(leaked.record.id, user.id, t.clock.now());
+    const old = await newAccessToken(t.deps, user, 'profile:read');
+    t.clock.advance((t.deps.settings.accessTokenTtlSeconds + 60) * 1000);
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'banned');
+    for (const [kind, token, told] of [['withdrawn app', withdrawn.token, /was revoked/], ['leaked personal', leaked.token, /personal token was revoked/], ['expired app', old.token, /has expired/]] as const) {
+      const response = await get(t.baseUrl, '/api/open/v1/me', { token });
+      assert.equal(response.status, 401, kind);
+      const body = await response.json() as { error: string; error_description: string };
+      assert.equal(body.error, 'invalid_token');
+      assert.match(body.error_description, told, `${kind}: ${body.error_description}`);
+      assert.doesNotMatch(body.error_description, /not active/, `${kind}: the status is not told`);
     }
   });
 

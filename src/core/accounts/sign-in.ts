@@ -60,14 +60,15 @@ export function throttled(decision: RateLimitDecision, now: Instant): Throttled 
 }
 
 /**
- * A sign-in refused for the account's status names that status: only the right password gets
- * there, and its holder is told why (a reset would not help), never someone guessing.
+ * A sign-in refused for the account's status, with the account: only the right password gets
+ * there, and its holder is told the status (a reset would not help), never someone guessing; of
+ * an account with two-step verification on, only after its second step.
  */
 export type SignInOutcome =
   | { ok: true; user: User; deviceCookie: string }
   | Throttled
   | { ok: false; reason: 'invalid_credentials' }
-  | { ok: false; reason: 'account_unusable'; status: Exclude<UserStatus, 'active'> };
+  | { ok: false; reason: 'account_unusable'; user: User & { status: Exclude<UserStatus, 'active'> } };
 
 interface Counter {
   key: string;
@@ -138,19 +139,19 @@ export async function signIn(deps: SignInDeps, attempt: AttemptOrigin & { userna
     ...('userId' in outcome && outcome.userId !== undefined ? { userId: outcome.userId } : {}),
   }, attempt.requestId);
   if (outcome.reason === 'throttled') return outcome;
-  return outcome.unusable ? { ok: false, reason: 'account_unusable', status: outcome.unusable } : { ok: false, reason: 'invalid_credentials' };
+  return outcome.unusable ? { ok: false, reason: 'account_unusable', user: outcome.unusable } : { ok: false, reason: 'invalid_credentials' };
 }
 
 /** An attempt's outcome with, for the audit log only, the account a failed check named (if any). */
 type Checked =
   | { ok: true; user: User; deviceCookie: string }
   | Throttled
-  | { ok: false; reason: 'invalid_credentials' | 'account_unusable'; userId: number | undefined; unusable?: Exclude<UserStatus, 'active'> };
+  | { ok: false; reason: 'invalid_credentials' | 'account_unusable'; userId: number | undefined; unusable?: User & { status: Exclude<UserStatus, 'active'> } };
 
 async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username: string; password: string }): Promise<Checked> {
   const account = accountKey(attempt.username);
   const device = await deps.deviceCookies.entryFor(attempt.deviceCookie, account);
-  let unusable: Exclude<UserStatus, 'active'> | undefined;
+  let unusable: (User & { status: Exclude<UserStatus, 'active'> }) | undefined;
   let wrongFor: User | undefined;
   let named: number | undefined;
   const result = await throttledCheck(deps, countersFor(account, attempt, device, 'password'), async () => {
@@ -163,7 +164,7 @@ async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username
     // The right password of an unusable account is a failure, counted like any other: telling
     // its holder the account's status (`SignInOutcome`) gives a guesser no more tries.
     if (found.user.status !== 'active') {
-      unusable = found.user.status;
+      unusable = { ...found.user, status: found.user.status };
       return undefined;
     }
     return found.user;

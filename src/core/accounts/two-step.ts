@@ -255,13 +255,17 @@ export async function startPendingSignIn(deps: { stores: Stores; clock: { now():
   return id;
 }
 
-/** The pending sign-in `id` names and its user, while both are live and the account usable. */
+/**
+ * The pending sign-in `id` names and its user, while both are live, whatever the account's
+ * status: the caller starts a session only for an active one, and tells another its status once
+ * its second step is passed (the password alone is not told it).
+ */
 export async function findPendingSignIn(deps: { stores: Stores; clock: { now(): Instant } }, id: string | undefined): Promise<{ pending: PendingSignIn; user: User } | undefined> {
   if (!id || !/^[A-Za-z0-9_-]{43}$/.test(id)) return undefined;
   const pending = await deps.stores.pendingSignIns.findLive(hashSecret(id), deps.clock.now());
   if (!pending) return undefined;
   const user = await deps.stores.users.findById(pending.userId);
-  return user && user.status === 'active' ? { pending, user } : undefined;
+  return user ? { pending, user } : undefined;
 }
 
 /**

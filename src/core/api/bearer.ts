@@ -346,10 +346,20 @@ async function lookup(deps: BearerDeps, scheme: AuthScheme, token: string, proof
     : await deps.stores.personalTokens.findBearer(hash);
   if (!record) return BEARER_REFUSALS.unknown;
   const now: Instant = deps.clock.now();
-  // The account's status first: leaving `active` revoked the token too, and "authorize again",
-  // what a revoked token is told, is no help to an account that cannot.
-  if (record.user.status !== 'active') return BEARER_REFUSALS.unusableAccount;
-  if (record.revokedAt !== null) return kind === 'personal' ? BEARER_REFUSALS.revokedPersonal : BEARER_REFUSALS.revoked;
+  const revoked = kind === 'personal' ? BEARER_REFUSALS.revokedPersonal : BEARER_REFUSALS.revoked;
+  if (record.user.status !== 'active') {
+    // A token in force when its account left `active` is told so: that revoked it too, and
+    // "authorize again" is no help to an account that cannot. One revoked or expired before is
+    // told that instead, so an old token (of an app the member withdrew, a leaked personal one)
+    // is no way to watch a status the site tells no one else. Leaving `active` writes the status
+    // and revokes the tokens at one instant, the row's `updatedAt` (a later write of the row only
+    // makes more tokens told "revoked").
+    const leftActive = record.user.updatedAt;
+    if (record.revokedAt !== null && record.revokedAt < leftActive) return revoked;
+    if (hasExpired(record.expiresAt, leftActive)) return BEARER_REFUSALS.expired;
+    return BEARER_REFUSALS.unusableAccount;
+  }
+  if (record.revokedAt !== null) return revoked;
   if (hasExpired(record.expiresAt, now)) return BEARER_REFUSALS.expired;
   return { kind, record };
 }

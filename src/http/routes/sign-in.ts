@@ -136,6 +136,17 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     const outcome = await signIn(deps, {
       username, password: request.body.password ?? '', ...attemptOrigin(request),
     });
+    // An account with two-step verification on is not signed in by its password alone: the
+    // browser gets a pending sign-in and the second step's page, and no session yet. So does the
+    // right password of one that is not active: its status is told after the second step, so the
+    // password alone (one factor of two) learns no more than an active account's would.
+    const passed = outcome.ok || outcome.reason === 'account_unusable' ? outcome.user : undefined;
+    if (passed && await requiresSecondStep(deps.stores, passed.id)) {
+      if (!outcome.ok) deps.metrics.signInFailures.inc({ reason: 'invalid_credentials' });
+      const pending = await startPendingSignIn(deps, passed, ['pwd'], returnTo);
+      setPendingCookie(request, reply, pending, PENDING_SIGN_IN_MS / 1000);
+      return reply.redirect('/login/second-step', 303);
+    }
     if (!outcome.ok) {
       // One label for every wrong sign-in: the metrics must not tell a right password of a suspended account apart.
       deps.metrics.signInFailures.inc({ reason: outcome.reason === 'throttled' ? 'throttled' : 'invalid_credentials' });
@@ -148,20 +159,13 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       const error = outcome.reason === 'throttled'
         ? wayOut(retryMessage(context.t.text('sign-in.tooManySignIns'), outcome.retryAfterSeconds, context.t))
         : outcome.reason === 'account_unusable'
-          ? context.t.text(ACCOUNT_NOT_ACTIVE.key, { status: outcome.status })
+          ? context.t.text(ACCOUNT_NOT_ACTIVE.key, { status: outcome.user.status })
           : context.t.text(WRONG_CREDENTIALS.key);
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
         .send(signInPage(context, {
           username, returnTo, appName: await appNameFor(app, request, returnTo), error, wrongCredentials: outcome.reason === 'invalid_credentials',
           reauthenticate: request.body.reauth === '1', ...lostRequestOf(request.body),
         }).value);
-    }
-    // An account with two-step verification on is not signed in by its password alone: the
-    // browser gets a pending sign-in and the second step's page, and no session yet.
-    if (await requiresSecondStep(deps.stores, outcome.user.id)) {
-      const pending = await startPendingSignIn(deps, outcome.user, ['pwd'], returnTo);
-      setPendingCookie(request, reply, pending, PENDING_SIGN_IN_MS / 1000);
-      return reply.redirect('/login/second-step', 303);
     }
     setDeviceCookie(request, reply, outcome.deviceCookie);
     return signedIn(request, reply, outcome.user, { amr: ['pwd'], method: 'password' }, returnTo);
@@ -191,6 +195,16 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
    */
   async function secondStepContext(request: FastifyRequest, reply: FastifyReply, pending: { returnTo: string }) {
     return pageContext(request, reply, { uiLocales: uiLocalesOfReturnTo(pending.returnTo) });
+  }
+
+  /**
+   * A second step passed for an account that is not active: no session; its holder, who has shown
+   * both factors, is told the status (its password step was counted as a failed sign-in already).
+   */
+  async function notActive(request: FastifyRequest, reply: FastifyReply, user: User, pending: { returnTo: string }) {
+    clearPendingCookie(request, reply);
+    const context = await secondStepContext(request, reply, pending);
+    return sendPage(reply, signInPage(context, { username: '', returnTo: pending.returnTo, error: context.t.text(ACCOUNT_NOT_ACTIVE.key, { status: user.status }) }), 401);
   }
 
   /** The sign-in page again, saying the waiting sign-in is gone. */
@@ -238,6 +252,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
         }
         return sendPage(reply, secondStepPage(context, { factors, error: context.t.text(WRONG_CODE.key) }), 401);
       }
+      if (user.status !== 'active') return notActive(request, reply, user, pending);
       clearPendingCookie(request, reply);
       setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
       const recovery = checked.method === 'recovery';
@@ -274,6 +289,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       clearPendingCookie(request, reply);
       return pendingGone(request, reply);
     }
+    if (user.status !== 'active') return notActive(request, reply, user, pending);
     clearPendingCookie(request, reply);
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
     const { passkey } = checked;

@@ -182,10 +182,9 @@ export function deletePostPage(context: PageContext, post: PostSummary): Html {
   const { t } = context;
   return layout(t.text('community.deleteTitle'), context, html`<section class="card narrow">
 <h1>${t.text('community.deleteHeading', { title: isolated(post.title) })}</h1>
-<p>${post.status === 'draft'
+<p>${sentences([post.status === 'draft'
     ? t.text('community.deleteDraft')
-    : t.text('community.deletePublished', { comments: post.commentCount, likes: post.likeCount })}
-${t.text('community.cannotUndo')}</p>
+    : t.text('community.deletePublished', { comments: post.commentCount, likes: post.likeCount }), t.text('community.cannotUndo')])}</p>
 <form method="post" action="/posts/${post.id}/delete">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <input type="hidden" name="confirm" value="delete">

@@ -52,7 +52,7 @@ function code(text: string): Html {
 
 /** A table of errors, by endpoint family. */
 const API_ERRORS: Array<[string, number, string, string]> = [
-  ['invalid_token', 401, 'No token, or a token that is malformed, unknown, expired or revoked, or whose account cannot be used (suspended, banned, deleted). A deactivated app and withdrawn consent also end its tokens. A token in the query string or a form body is not read, and a refresh token or id_token is not an access token.', 'Send the access token as Authorization: Bearer. Refresh, or send the user through authorization again.'],
+  ['invalid_token', 401, 'No token, or a token that is malformed, unknown, expired or revoked, or whose account cannot be used (suspended, banned, deleted). A deactivated app and withdrawn consent also end its tokens. A token in the query string or a form body is not read, and a refresh token or id_token is not an access token.', 'Send the access token as Authorization: Bearer. Refresh, or send the user through authorization again; not for an account that is not active (its error_description says so): no authorization works until the site\'s staff make it active again.'],
   ['insufficient_scope', 403, 'The token lacks the scope the endpoint needs; WWW-Authenticate names it.', 'Ask for the scope in the authorization request (the user sees it on the consent page).'],
   ['invalid_request', 400, 'A query parameter is malformed, e.g. page=-1 or size=abc.', 'Fix the request.'],
   ['rate_limited', 429, `More than the per-token limit in one minute. Retry-After: ${RETRY_AFTER_SECONDS}.`, 'Wait, then retry. Spread requests out.'],
@@ -324,9 +324,11 @@ ${code(`curl -X POST ${base}/api/oauth/revoke \\
 To ask whether a token of your app is still active (RFC 7662), POST it to <code>${base}/api/oauth/introspect</code>
 with the same client authentication; the answer is JSON with <code>active</code> (true or false) and, for an active
 token, its details such as <code>scope</code>, <code>client_id</code> and <code>exp</code>.</p>
-<p>When the user withdraws consent under Settings → Authorized applications, or their account is suspended, every
-token your app holds for them stops working at once: the API answers <code>401 invalid_token</code>. Discard your
-local tokens and ask the user to authorize again.</p>
+<p>When the user withdraws consent under Settings → Authorized applications, or their account is suspended, banned or
+deleted, every token your app holds for them stops working at once: the API answers <code>401 invalid_token</code>.
+Discard your local tokens and ask the user to authorize again, unless the account is not active, which the
+<code>error_description</code> says (<q>${BEARER_REFUSALS.unusableAccount.description}</q>): such a user cannot sign in,
+so asking again cannot help until the site's staff make the account active again.</p>
 </section>
 
 <section id="dpop">

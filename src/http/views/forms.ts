@@ -6,7 +6,7 @@
  */
 import type { FieldProblem } from '../../core/errors.js';
 import type { Translator } from '../../core/locales.js';
-import { type Html, html } from './html.js';
+import { Html, html } from './html.js';
 import { problemText } from './words.js';
 
 export type FormError = FieldProblem;
@@ -21,11 +21,18 @@ export function sentence(message: string): string {
 }
 
 /**
- * Sentences as one text: a space after each, as English sets them, but none after a full-width
- * stop, as Chinese sets them ("每行一个。使用 https…").
+ * What sets a sentence apart from the next in one paragraph: a space, as English sets them, but
+ * none after a full-width stop, as Chinese sets them ("每行一个。使用 https…"). A line break in a
+ * template is such a space too, as browsers render it.
  */
+export function sentenceGap(sentence: string | Html): string {
+  const text = sentence instanceof Html ? sentence.value.replace(/<[^>]*>/g, '') : sentence;
+  return /[。！？]$/.test(text) ? '' : ' ';
+}
+
+/** Sentences as one text, each set apart from the next by `sentenceGap`. */
 export function sentences(parts: readonly string[]): string {
-  return parts.reduce((text, next) => (text === '' || /[。！？]$/.test(text) ? text + next : `${text} ${next}`), '');
+  return parts.reduce((text, next) => (text === '' ? next : text + sentenceGap(text) + next), '');
 }
 
 export function errorList(errors: FormErrors): readonly FormError[] {

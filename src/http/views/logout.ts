@@ -3,6 +3,7 @@ import type { User } from '../../core/accounts/ports.js';
 import type { Words } from '../../core/errors.js';
 import type { Client } from '../../core/oauth/ports.js';
 import { END_SESSION_PATH, type RefusedRedirect } from '../../core/oidc/logout/end-session.js';
+import { sentenceGap } from './forms.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 import { chosenName, homepageLink, personName, rich } from './words.js';
@@ -18,10 +19,10 @@ const strong = (chunks: Array<string | Html>) => html`<strong>${chunks}</strong>
 /** Asked when the app's id_token_hint does not prove it signed this person in here (RP-Initiated Logout 1.0 section 2). */
 export function logoutConfirmationPage(context: PageContext, view: LogoutConfirmationView) {
   const { t } = context;
+  const asked = view.client ? rich(t, 'logout.appAsks', { app: chosenName(view.client.name), b: strong }) : t.text('logout.anAppAsks');
   return layout(t.text('logout.confirmTitle'), context, html`<section class="card narrow">
 <h1>${t.text('logout.confirmHeading')}</h1>
-<p>${view.client ? rich(t, 'logout.appAsks', { app: chosenName(view.client.name), b: strong }) : t.text('logout.anAppAsks')}
-${rich(t, 'logout.signedInAs', { name: html`<strong>${personName(view.user)}</strong>` })}</p>
+<p>${asked}${sentenceGap(asked)}${rich(t, 'logout.signedInAs', { name: html`<strong>${personName(view.user)}</strong>` })}</p>
 <p>${t.text('logout.whatHappens')}</p>
 <form method="post" action="${END_SESSION_PATH}">
   <input type="hidden" name="_csrf" value="${context.csrf}">

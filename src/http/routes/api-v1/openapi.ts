@@ -93,7 +93,7 @@ export function openApiDocument(baseUrl: string): Record<string, unknown> {
         headers: RATE_LIMIT_HEADERS,
         content: { 'application/json': { schema: { $ref: `#/components/schemas/${success.schema}` } } },
       },
-      401: errorResponse('`invalid_token`: the token is missing, malformed, unknown, expired or revoked, or its account is unusable. Authorize again.', wwwAuthenticate),
+      401: errorResponse('`invalid_token`: the token is missing, malformed, unknown, expired or revoked, or its account is not active. Refresh, or authorize again; not while the account is not active, which `error_description` says: nothing helps until it is active again.', wwwAuthenticate),
       429: errorResponse('`rate_limited`: more requests this minute than the limit. Wait `Retry-After` seconds.', {
         ...RATE_LIMIT_HEADERS,
         'Retry-After': { description: `Always ${RETRY_AFTER_SECONDS}.`, schema: { type: 'integer', const: RETRY_AFTER_SECONDS } },
