@@ -45,8 +45,8 @@ forEachDatabase('addresses on the developer page', (database) => {
 
   test('the developer page refuses an address whose path holds a . or .. segment (%2e too), which a browser removes before it goes there, saying in the page\'s language which path it goes to', async () => {
     const { user, visitor } = await signedInMember(t, `addresser${++counter}`, PASSWORD);
-    const registered = await visitor.post('/settings/developers', { name: 'Dots App', redirect_uris: 'https://dots.example/a..b/.well-known/cb', type: 'public' });
-    assert.equal(registered.status, 303, 'a dot inside a segment is no dot segment');
+    const registered = await visitor.post('/settings/developers', { name: 'Dots App', redirect_uris: 'https://dots.example/a..b/.well-known/cb\ncom.example.dots:a/../cb', type: 'public' });
+    assert.equal(registered.status, 303, 'a dot inside a segment is no dot segment, nor is one in an opaque path, which a browser keeps');
     const [client] = await t.deps.stores.clients.listByOwner(user.id);
     const page = `/settings/developers/${client!.clientId}`;
     const refusals: Array<[string, string, Record<string, string>, RegExp]> = [

@@ -88,9 +88,10 @@ function registeredUri(uri: string, addedNames: readonly string[]): URL | UriPro
   if (host !== url.hostname) return problem(`writes its host so that a browser reads another name: write it as ${url.hostname}`, 'homepageHost', { host: url.hostname });
   if (isWebUrl(url) && !WEB_HOST.test(host)) return problem('has a host that is not a domain name or an IP address (no *, no trailing dot)', 'uriHostShape');
   if (isWebUrl(url) && !canonicalPort(uri)) return problem('has port 0, an empty port or a port written with leading zeros', 'uriPort');
-  // RFC 3986 5.2.4, WHATWG URL's path state: a browser removes `.` and `..` segments (`%2e` too),
-  // so "https://a.example/alice/%2e%2e/mallory/cb" reads as alice's and goes to mallory's.
-  if (path.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment))) {
+  // RFC 3986 5.2.4, WHATWG URL's path state: a browser removes `.` and `..` segments (`%2e` too)
+  // from a path that starts with `/` (an opaque one, "com.example.app:a/../cb", it keeps), so
+  // "https://a.example/alice/%2e%2e/mallory/cb" reads as alice's and goes to mallory's.
+  if (path.startsWith('/') && path.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment))) {
     return problem(`has a . or .. segment in its path, which a browser removes before it goes there: write the path it goes to, ${url.pathname}`, 'uriDotSegment', { path: url.pathname });
   }
   const added = queryNamesAsRead(query ?? '').find((name) => addedNames.includes(name));
