@@ -22,10 +22,11 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
  */
 const EMOJI_PARTS = /(?<=\p{Extended_Pictographic})[\ufe0e\ufe0f]|(?<=[#*0-9])\ufe0f(?=\u20e3)|(?<=\p{Extended_Pictographic}[\u{1f3fb}-\u{1f3ff}\ufe0f]?)\u200d(?=\p{Extended_Pictographic})/gu;
 /**
- * Combining marks drawn on one character (nonspacing and enclosing), at most: the languages that
- * stack them (Vietnamese, Thai, Hebrew pointing, Tibetan) use few, while dozens stack over the
- * words and buttons around a name (Unicode's Stream-Safe Text Format, UAX #15 section 13, stops
- * at 30, which still spills over a consent page's buttons).
+ * Combining marks drawn on one character (nonspacing and enclosing), at most, in a `name` and a
+ * `paragraph` (an app's name and description both stand above the consent page's buttons): the
+ * languages that stack them (Vietnamese, Thai, Hebrew pointing, Tibetan) use few, while dozens
+ * stack over the words and buttons around them (Unicode's Stream-Safe Text Format, UAX #15
+ * section 13, stops at 30, which still spills over a consent page's buttons).
  */
 const MAX_MARKS = 8;
 const MARK_RUN = new RegExp(`[\\p{Mn}\\p{Me}]{${MAX_MARKS + 1}}`, 'u');
@@ -110,7 +111,7 @@ export function checkedText(field: string, value: string, rule: TextRule): strin
     throw InputError.worded(field, `${field} must not contain control characters${rule.kind === 'text' ? '' : rule.kind === 'paragraph' ? ' or direction overrides' : ', direction marks or invisible characters'}`,
       { key: 'problems.textControls' });
   }
-  if (rule.kind === 'name' && MARK_RUN.test(text)) {
+  if ((rule.kind === 'name' || rule.kind === 'paragraph') && MARK_RUN.test(text)) {
     throw InputError.worded(field, `${field} must have at most ${MAX_MARKS} combining marks on one character`, { key: 'problems.textMarks', values: { max: MAX_MARKS } });
   }
   if (rule.kind === 'name' && !/[\p{L}\p{N}]/u.test(text)) throw InputError.worded(field, `${field} must contain a letter or a digit`, { key: 'problems.textLetterOrDigit' });

@@ -261,6 +261,23 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
     assert.deepEqual([own.redirect_uris, own.post_logout_redirect_uris], [['https://agent.example/cb?codec=1&states=2'], ['https://agent.example/bye?code=1']]);
   });
 
+  test('a registered redirect URI holds no parameter of the answer under a name an app\'s framework reads as one: in any letter case (ASP.NET Core), after a ; (Python before 3.9.2, Go before 1.17), with . or a space for _ or [] after it (PHP)', async () => {
+    const hidden: Array<[string, string]> = [
+      ['https://agent.example/cb?CODE=x', 'code'], ['https://agent.example/cb?Iss=https://evil.example', 'iss'],
+      ['https://agent.example/cb?app=1;state=evil', 'state'], ['https://agent.example/cb?error.uri=https://evil.example', 'error_uri'],
+      ['https://agent.example/cb?error+description=x', 'error_description'], ['https://agent.example/cb?code%5B%5D=x', 'code'],
+    ];
+    for (const [uri, name] of hidden) {
+      const answer = await register(t, { redirect_uris: [uri], client_name: 'Agent' });
+      assert.equal(answer.status, 400, uri);
+      const told = (await answer.json()) as { error: string; error_description: string };
+      assert.equal(told.error, 'invalid_redirect_uri', uri);
+      assert.match(told.error_description, new RegExp(`query parameter ${name}, which this service adds`), uri);
+    }
+    const own = ['https://agent.example/cb?q=a;b', 'https://agent.example/cb?Codec=1&error.log=2'];
+    assert.deepEqual((await registered(t, { redirect_uris: own, client_name: 'Agent' })).redirect_uris, own);
+  });
+
   /** Each name is refused as invalid_client_metadata saying `why`; each of `accepted` is registered and stored as sent. */
   async function namesJudged(refused: readonly string[], why: RegExp, accepted: readonly string[]): Promise<void> {
     for (const name of refused) {

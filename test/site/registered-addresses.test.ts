@@ -42,4 +42,26 @@ forEachDatabase('addresses on the developer page', (database) => {
     assert.equal((await t.deps.stores.clients.listByOwner(user.id)).length, 1);
     assert.deepEqual(await t.deps.stores.clients.findById(client!.clientId), client, 'nothing saved');
   });
+
+  test('the developer page refuses an address whose path holds a . or .. segment (%2e too), which a browser removes before it goes there, saying in the page\'s language which path it goes to', async () => {
+    const { user, visitor } = await signedInMember(t, `addresser${++counter}`, PASSWORD);
+    const registered = await visitor.post('/settings/developers', { name: 'Dots App', redirect_uris: 'https://dots.example/a..b/.well-known/cb\ncom.example.dots:a/../cb', type: 'public' });
+    assert.equal(registered.status, 303, 'a dot inside a segment is no dot segment, nor is one in an opaque path, which a browser keeps');
+    const [client] = await t.deps.stores.clients.listByOwner(user.id);
+    const page = `/settings/developers/${client!.clientId}`;
+    const refusals: Array<[string, string, Record<string, string>, RegExp]> = [
+      ['en', `${page}/redirect-uris`, { redirect_uris: 'https://dots.example/alice/%2e%2e/mallory/cb' }, /has a \. or \.\. segment in its path, which a browser removes before it goes there: write the path it goes to, \/mallory\/cb\./],
+      ['zh-CN', `${page}/redirect-uris`, { redirect_uris: 'https://dots.example/a/./cb' }, /的路径中含有 \. 或 \.\. 段，浏览器前往前会将其去掉：请写出实际前往的路径 \/a\/cb。/],
+      ['zh-TW', `${page}/redirect-uris`, { redirect_uris: 'com.example.dots:/app/.%2E/cb' }, /的路徑中含有 \. 或 \.\. 區段，瀏覽器前往前會將其移除：請寫出實際前往的路徑 \/cb。/],
+      ['en', `${page}/logout-uris`, { post_logout_redirect_uris: 'https://dots.example/x/../bye', backchannel_logout_uri: '' }, /write the path it goes to, \/bye\./],
+      ['en', `${page}/logout-uris`, { post_logout_redirect_uris: '', backchannel_logout_uri: 'https://dots.example/bc/%2E' }, /write the path it goes to, \/bc\/\./],
+    ];
+    for (const [locale, path, fields, why] of refusals) {
+      visitor.cookies.set('lang', locale);
+      const refused = await visitor.post(path, fields);
+      assert.equal(refused.status, 400, `${path} ${JSON.stringify(fields)}`);
+      assert.match(refused.text, why, `${path} ${JSON.stringify(fields)}`);
+    }
+    assert.deepEqual(await t.deps.stores.clients.findById(client!.clientId), client, 'nothing saved');
+  });
 });

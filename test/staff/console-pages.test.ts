@@ -44,6 +44,16 @@ forEachDatabase('staff console pages', (database) => {
     assert.ok(code);
   });
 
+  test('in Chinese, where an address takes a browser stands in full-width brackets on an app\'s page, as Chinese sets an aside', async () => {
+    const moderator = await person(t, 'moderator', { twoStep: true });
+    const { client } = await newClient(t, { type: 'public', redirectUris: ['https://brackets.example/cb', 'com.example.brackets:/cb'] });
+    for (const [locale, goes, opens] of [['zh-CN', '（浏览器实际前往 brackets.example）', '（打开应用 com.example.brackets）'], ['zh-TW', '（瀏覽器實際前往 brackets.example）', '（開啟應用程式 com.example.brackets）']]) {
+      moderator.visitor.cookies.set('lang', locale!);
+      const page = (await moderator.visitor.get(`/admin/apps/${client.clientId}`)).text;
+      for (const aside of [goes, opens]) assert.ok(page.includes(`<span class="muted">${aside}</span>`), `${locale} ${aside}`);
+    }
+  });
+
   test('members are found by username or its beginning, part of a nickname, e-mail address or id', async () => {
     const { visitor } = await person(t, 'moderator', { twoStep: true });
     const username = uniqueName('findme');

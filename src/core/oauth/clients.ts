@@ -63,7 +63,8 @@ const WEB_HOST = /^(?:[a-z\d_-]+(?:\.[a-z\d_-]+)*|\[[\da-f:.]+\])$/;
  * not percent-encoded, IPv4 in four decimal parts, IPv6 compressed), so that the service, the app
  * and the people who read the address all name the host the browser goes to; a web URI's host
  * is also a DNS name or an IP address (`WEB_HOST`), and its port one a browser reads as written
- * (`canonicalPort`). No query parameter named in `addedNames`, which the service adds itself.
+ * (`canonicalPort`), and its path one without `.` or `..` segments. No query parameter an app reads (`queryNamesAsRead`) as one named in
+ * `addedNames`, which the service adds itself.
  */
 function registeredUri(uri: string, addedNames: readonly string[]): URL | UriProblem {
   if (uri.length > 2000) return problem('is longer than 2000 characters', 'uriTooLong');
@@ -87,7 +88,13 @@ function registeredUri(uri: string, addedNames: readonly string[]): URL | UriPro
   if (host !== url.hostname) return problem(`writes its host so that a browser reads another name: write it as ${url.hostname}`, 'homepageHost', { host: url.hostname });
   if (isWebUrl(url) && !WEB_HOST.test(host)) return problem('has a host that is not a domain name or an IP address (no *, no trailing dot)', 'uriHostShape');
   if (isWebUrl(url) && !canonicalPort(uri)) return problem('has port 0, an empty port or a port written with leading zeros', 'uriPort');
-  const added = [...new URLSearchParams(query ?? '').keys()].find((name) => addedNames.includes(name));
+  // RFC 3986 5.2.4, WHATWG URL's path state: a browser removes `.` and `..` segments (`%2e` too)
+  // from a path that starts with `/` (an opaque one, "com.example.app:a/../cb", it keeps), so
+  // "https://a.example/alice/%2e%2e/mallory/cb" reads as alice's and goes to mallory's.
+  if (path.startsWith('/') && path.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment))) {
+    return problem(`has a . or .. segment in its path, which a browser removes before it goes there: write the path it goes to, ${url.pathname}`, 'uriDotSegment', { path: url.pathname });
+  }
+  const added = queryNamesAsRead(query ?? '').find((name) => addedNames.includes(name));
   if (added !== undefined) return problem(`has a query parameter ${added}, which this service adds to the answer itself`, 'uriAddedParameter', { name: added });
   return url;
 }
@@ -102,6 +109,16 @@ function registeredUri(uri: string, addedNames: readonly string[]): URL | UriPro
 function canonicalPort(uri: string): boolean {
   const port = /^[a-z][a-z\d+.-]*:\/\/[^/?#\\]*?(?::(\d*))?(?=[/?#\\]|$)/i.exec(uri)?.[1];
   return port === undefined || /^[1-9]\d*$/.test(port);
+}
+
+/**
+ * The names of a query's parameters as the frameworks apps are written in may read them, so that
+ * none reads a registered one as a parameter the service adds: in any letter case (ASP.NET Core
+ * looks names up so), parted by `;` as by `&` (Python's parse_qs before 3.9.2, Go's before 1.17),
+ * `.` and a space as `_` and `name[…]` as `name` (PHP's `$_GET`).
+ */
+function queryNamesAsRead(query: string): string[] {
+  return [...new URLSearchParams(query.replaceAll(';', '&')).keys()].map((name) => name.toLowerCase().replace(/\[.*$/, '').replace(/[. ]/g, '_'));
 }
 
 /**

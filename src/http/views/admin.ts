@@ -379,7 +379,7 @@ function reviewedFacts(t: Translator, reviewed: ReviewedClient): Html {
   const target = (uri: string) => {
     const reached = storedTarget(uri);
     if (reached === undefined) return '';
-    return html` <span class="muted">(${'host' in reached ? t.text('admin.goesTo', { host: reached.host }) : t.text('admin.opensApp', { scheme: reached.appScheme })})</span>`;
+    return html` <span class="muted">${'host' in reached ? t.text('admin.goesTo', { host: reached.host }) : t.text('admin.opensApp', { scheme: reached.appScheme })}</span>`;
   };
   const addresses = (uris: readonly string[]) => (uris.length === 0 ? t.text('admin.none') : uris.map((uri) => html`<code>${uri}</code>${target(uri)}<br>`));
   // A homepage is shown as a browser reads it already (`homepageAsRead`), with nothing beside it.
