@@ -83,6 +83,20 @@ forEachDatabase('mail outbox', (database) => {
   const options = purgeOptions({ auditWindowMs: 1000, batchSize: 100, grantLifetimeMs: 0, deliveryMaxAgeMs: 0, mailMaxAgeMs: MAIL_MAX_AGE_MS });
   const queue = (m: NewOutgoingMail) => t.deps.stores.mailOutbox.enqueue(m, t.clock.now());
   const row = (to: string) => t.deps.database.db.selectFrom('mail_outbox').selectAll().where('recipient', '=', to).executeTakeFirstOrThrow();
+  /** Queues `m` with the SMTP server away and sends hour after hour until it is given up; its row then. */
+  const givenUpWithServerAway = async (m: NewOutgoingMail) => {
+    await t.smtp.stop();
+    try {
+      await queue(m);
+      for (let i = 0; i < 100 && (await row(m.to)).abandoned_at === null; i += 1) {
+        await send();
+        t.clock.advance(3600 * 1000);
+      }
+    } finally {
+      await t.smtp.listen();
+    }
+    return row(m.to);
+  };
 
   test('a queued mail reaches the SMTP server as it was rendered, from MAIL_FROM', async () => {
     const m = mail();
@@ -138,17 +152,7 @@ forEachDatabase('mail outbox', (database) => {
 
   test('a mail failing for a day is given up, and the log never holds its address, subject or link', async () => {
     const m = mail({ subject: `Secret subject ${randomBytes(4).toString('hex')}` });
-    await t.smtp.stop();
-    try {
-      await queue(m);
-      for (let i = 0; i < 100 && (await row(m.to)).abandoned_at === null; i += 1) {
-        await send();
-        t.clock.advance(3600 * 1000);
-      }
-    } finally {
-      await t.smtp.listen();
-    }
-    const given = await row(m.to);
+    const given = await givenUpWithServerAway(m);
     assert.ok(given.abandoned_at !== null);
     assert.ok(Number(given.abandoned_at) - Number(given.created_at) <= MAIL_MAX_AGE_MS + 3600 * 1000);
     assert.deepEqual([given.subject, given.body_text, given.body_html], ['', '', null]);
@@ -197,17 +201,7 @@ forEachDatabase('mail outbox', (database) => {
 
   test('a mail given up with no reply (its server away for a day) keeps no reply code', async () => {
     const m = mail();
-    await t.smtp.stop();
-    try {
-      await queue(m);
-      for (let i = 0; i < 100 && (await row(m.to)).abandoned_at === null; i += 1) {
-        await send();
-        t.clock.advance(3600 * 1000);
-      }
-    } finally {
-      await t.smtp.listen();
-    }
-    const given = await row(m.to);
+    const given = await givenUpWithServerAway(m);
     assert.ok(given.abandoned_at !== null);
     assert.equal(given.reply_code, null);
   });
