@@ -71,6 +71,15 @@ forEachDatabase('the code\'s conditional writes', (database) => {
     assert.equal((await stores.codes.find(presented.codeHash))?.usedAt, T0 + 1);
   });
 
+  test('a redemption\'s write of its grant\'s last use only moves it forward: a later use recorded meanwhile stays', async () => {
+    const { presented, grantId } = await newCode();
+    await stores.grants.touch(grantId, T0 + 10 * MINUTE);
+    const how = issuing();
+    const touching: CodeRedemption<string> = { ...how, issue: async (code, granted) => ({ ...(await how.issue(code, granted))!, touchGrant: true }) };
+    assert.equal((await stores.codes.redeem(presented, T0 + 1, touching)).kind, 'issued');
+    assert.equal((await stores.grants.findById(grantId))?.lastUsedAt, T0 + 10 * MINUTE);
+  });
+
   test('a redemption that fails to issue (a signature that throws) leaves the code unused; the next redeems it', async () => {
     const { presented } = await newCode();
     await assert.rejects(stores.codes.redeem(presented, T0 + 1, issuing(async () => { throw new Error('cannot sign'); })), /cannot sign/);

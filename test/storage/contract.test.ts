@@ -824,6 +824,20 @@ forEachDatabase('storage contract', (database) => {
     assert.deepEqual(await stores.tokens.consumeRefresh(tokenHash, T0 + 2), { token: { ...stored, usedAt: T0 + 2 }, granted: expected });
   });
 
+  test('a token\'s last use only moves forward: a later write then an earlier one (another instance\'s, or a slow one) leaves the later time, on a grant and a personal token', async () => {
+    const { user, grant } = await newGrant();
+    await stores.grants.touch(grant.id, T0 + 2 * MINUTE);
+    await stores.grants.touch(grant.id, T0 + MINUTE);
+    assert.equal((await stores.grants.findById(grant.id))?.lastUsedAt, T0 + 2 * MINUTE, 'the grant');
+    const personal = await stores.personalTokens.insert({ userId: user.id, name: 'ci', tokenHash: unique('pt'), scope: 'profile:read', expiresAt: null }, T0);
+    const personalLastUse = async () => (await stores.personalTokens.listForUser(user.id)).find((p) => p.id === personal.id)?.lastUsedAt;
+    await stores.personalTokens.touch(personal.id, T0 + MINUTE);
+    assert.equal(await personalLastUse(), T0 + MINUTE, 'a personal token never used takes its first use');
+    await stores.personalTokens.touch(personal.id, T0 + 2 * MINUTE);
+    await stores.personalTokens.touch(personal.id, T0 + MINUTE);
+    assert.equal(await personalLastUse(), T0 + 2 * MINUTE, 'the personal token');
+  });
+
   test('a consumed refresh token shows its grant revoked and its user ended as they are at the rotation', async () => {
     const { user, client, grant } = await newGrant();
     const tokenHash = unique('rt');

@@ -22,6 +22,7 @@ export interface PersonalTokenStore {
   revoke(id: number, userId: number, now: Instant): Promise<boolean>;
   /** Revokes every live token of the user; returns how many. */
   revokeForUser(userId: number, now: Instant): Promise<number>;
+  /** Records a use of the token at `now` as its last use, unless a later one is recorded: the time only moves forward. */
   touch(id: number, now: Instant): Promise<void>;
 }
 

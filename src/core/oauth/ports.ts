@@ -226,6 +226,7 @@ export interface GrantStore {
    * sessions `sids` (the grant's `sid`), each client and session once.
    */
   liveClientsOfSessions(userId: number, sids: readonly string[]): Promise<Array<{ clientId: string; sid: string }>>;
+  /** Records a use of the grant at `now` as its last use, unless a later one is recorded: the time only moves forward. */
   touch(id: number, now: Instant): Promise<void>;
   /** Per client, the live grants of a user: first authorized and last used. */
   summarizeForUser(userId: number): Promise<Array<{ clientId: string; firstAuthorizedAt: Instant; lastUsedAt: Instant }>>;

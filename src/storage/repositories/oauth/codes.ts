@@ -113,7 +113,7 @@ const insertTokenIfLive = (table: 'access_tokens' | 'refresh_tokens') => (w: Que
  * A code's redemption in one statement (PostgreSQL): `consumeCode` (its seven parameters), then
  * the access token's row and the refresh token's, stored only when the write consumed the code
  * and its grant is live (not revoked, its user active, as `CodeRedemption.refusal` reads them),
- * then the grant's "last used" (the time, and whether it is due: `CodeIssuance.touchGrant`);
+ * then the grant's "last used" (the time twice, and whether it is due: `CodeIssuance.touchGrant`);
  * answers a row when it consumed the code, with `issued` alone: the read before it gave the rest,
  * and a refusal reads the grant again (decision 58: the consumed row with its grant and user as
  * JSON and 27 columns cost PostgreSQL and our process about 40 µs each a redemption).
@@ -124,11 +124,12 @@ const consumeIssuing: QueryBuilder<ConsumedIssuing> = (db) => (db as unknown as 
     .where('g.revoked_at', 'is', null).where(sql<boolean>`u.status = 'active'`).select('c.grant_id'))
   .with('access', insertTokenIfLive('access_tokens'))
   .with('refresh', (w) => insertTokenIfLive('refresh_tokens')(w).returning('id'))
-  // The grant's "last used" (its time, then whether it is due), in the same statement: written
-  // after the commit, a write that failed (a row held past statement_timeout) answered an error
-  // for a code already used, whose retry was then a reuse (attack78).
+  // The grant's "last used" (its time, moved forward only as `touchGrant` moves it, then whether
+  // it is due), in the same statement: written after the commit, a write that failed (a row held
+  // past statement_timeout) answered an error for a code already used, whose retry was then a
+  // reuse (attack78).
   .with('touched', (w) => w.updateTable('grants').set({ last_used_at: 0 })
-    .where('id', 'in', (eb: any) => eb.selectFrom('live').select('live.grant_id')).where(sql<boolean>`${false}::boolean`))
+    .where('id', 'in', (eb: any) => eb.selectFrom('live').select('live.grant_id')).where('last_used_at', '<', 0).where(sql<boolean>`${false}::boolean`))
   .selectFrom('c').select(sql<boolean>`exists (select 1 from refresh)`.as('issued'));
 type ConsumedIssuing = { issued: boolean };
 
@@ -227,7 +228,7 @@ export class KyselyCodeStore implements CodeStore {
     if (issuance === undefined) return NOT_CONSUMED;
     const written = await this.queries.first(this.db, consumeIssuing, [
       ...consumeParameters(presented, now), ...Object.values(tokenValues(issuance.access)), ...Object.values(tokenValues(issuance.refresh)),
-      now, issuance.touchGrant,
+      now, now, issuance.touchGrant,
     ]);
     if (written === undefined) return NOT_CONSUMED;
     if (!written.issued) {

@@ -55,7 +55,11 @@ const grantWithUser = (db: Kysely<Database>) => db.selectFrom('grants as g')
   .innerJoin('users as u', 'u.id', 'g.user_id')
   .select(GRANT_WITH_USER_COLUMNS)
   .where('g.id', '=', 0);
-const touchGrant = (db: Kysely<Database>) => db.updateTable('grants').set({ last_used_at: 0 }).where('id', '=', 0);
+/**
+ * A grant's "last used" moved to a time (`[now, id, now]`), forward only: one conditional write, so
+ * a slow write after a later one (another instance's, or this one's) never moves it back.
+ */
+const touchGrant = (db: Kysely<Database>) => db.updateTable('grants').set({ last_used_at: 0 }).where('id', '=', 0).where('last_used_at', '<', 0);
 
 async function findGrantWithUser(db: Kysely<Database>, queries: CompiledQueries, id: number): Promise<GrantWithUser | undefined> {
   const row = await queries.first(db, grantWithUser, [id]);
@@ -155,7 +159,7 @@ export class KyselyGrantStore implements GrantStore {
   }
 
   async touch(id: number, now: Instant): Promise<void> {
-    await this.queries.executeQuiet(this.db, touchGrant, [now, id]);
+    await this.queries.executeQuiet(this.db, touchGrant, [now, id, now]);
   }
 
   async summarizeForUser(userId: number): Promise<Array<{ clientId: string; firstAuthorizedAt: Instant; lastUsedAt: Instant }>> {
