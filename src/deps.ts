@@ -35,6 +35,7 @@ import { HttpClientMetadataFetcher } from './outbound/client-metadata-fetcher.js
 import { ClientMetadataDocuments } from './core/oauth/client-metadata.js';
 import pino from 'pino';
 import { ApiLimits } from './core/api/limits.js';
+import { UsageRecorder } from './core/api/bearer.js';
 import { MemoryRateLimiter } from './ratelimit/memory.js';
 import { RedisRateLimiter, rateLimiterUse } from './ratelimit/redis.js';
 import { RedisReplayStore, replayUse } from './replay/redis.js';
@@ -49,6 +50,11 @@ export interface Deps extends BaseDeps {
    * (`/api/open/v1`, `/mcp`, `/userinfo`): an address refused at one is refused at all.
    */
   readonly apiLimits: ApiLimits;
+  /**
+   * The record of tokens' last uses, one memory for every gate of the instance (the API, MCP and
+   * UserInfo): a token used at all three within a minute is written once.
+   */
+  readonly tokenUses: UsageRecorder;
   readonly metrics: Metrics;
   /** id_token signing keys and the JWKS, shared by every request. */
   readonly keys: KeyRing;
@@ -139,6 +145,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     background: new BackgroundTasks(),
     limiter,
     apiLimits: new ApiLimits(limiter, settings.rateLimitPerMinute),
+    tokenUses: new UsageRecorder(),
     metrics,
     close: async () => {
       redis?.close();

@@ -427,6 +427,20 @@ forEachDatabase('resource API authentication', (database) => {
     }
   });
 
+  test('a token\'s uses are remembered once for the service: used at the API, MCP and UserInfo within a minute, its last use is written once', async () => {
+    const { header, lastUsed } = await tokenMadeEarlier();
+    const ping = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    assert.equal((await rawRequest('GET', `${t.baseUrl}/api/open/v1/me`, header)).status, 200);
+    const first = t.clock.now();
+    assert.equal(await lastUsed(), first);
+    t.clock.advance(20_000);
+    assert.equal((await rawRequest('POST', `${t.baseUrl}${MCP_PATH}`, [...header, 'Content-Type', 'application/json', 'Accept', 'application/json, text/event-stream'], ping)).status, 200);
+    assert.equal(await lastUsed(), first, 'MCP within the minute: not written again');
+    t.clock.advance(20_000);
+    assert.equal((await rawRequest('GET', `${t.baseUrl}/api/oauth/userinfo`, header)).status, 200);
+    assert.equal(await lastUsed(), first, 'UserInfo within the minute: not written again');
+  });
+
   test('an MCP refusal answered 200 is no use of the token, as the API\'s 400 for the same paging is none: a tool\'s isError result, a JSON-RPC error (an unknown tool or method, params of the wrong shape)', async () => {
     const { created, header, lastUsed } = await tokenMadeEarlier('openid profile:read posts:read');
     const mcp = (message: object) => rawRequest('POST', `${t.baseUrl}${MCP_PATH}`, [...header, 'Content-Type', 'application/json', 'Accept', 'application/json, text/event-stream'], JSON.stringify({ jsonrpc: '2.0', id: 1, ...message }));

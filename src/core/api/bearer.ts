@@ -409,7 +409,9 @@ function usageKey(bearer: Bearer): number {
 
 /**
  * Remembers when each token's last use was recorded, so `last used` is written at most once per
- * `intervalMs` per token and the hot path stays a read. Per process; each instance writes its own.
+ * `intervalMs` per token and the hot path stays a read. One per process, shared by its gates
+ * (`Deps.tokenUses`); each instance writes its own, and the store moves the time only forward, so
+ * instances writing in any order never set it back.
  */
 export class UsageRecorder {
   /** By token (`usageKey`). */

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { rateLimitHeaders, rateLimited } from '../../core/api/limits.js';
-import { BEARER_REFUSALS, type Bearer, type TokenElsewhere, UsageRecorder, audienceRefusal, authenticateBearer, meantForValidHolder, scopeRefusal, withResourceMetadata } from '../../core/api/bearer.js';
+import { BEARER_REFUSALS, type Bearer, type TokenElsewhere, audienceRefusal, authenticateBearer, meantForValidHolder, scopeRefusal, withResourceMetadata } from '../../core/api/bearer.js';
 import { OAuthError } from '../../core/errors.js';
 import type { Scope } from '../../core/oauth/scopes.js';
 import type { Instant } from '../../core/time.js';
@@ -159,7 +159,6 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
   const refuse = (refusal: OAuthError, request: FastifyRequest, reply: FastifyReply) =>
     sendError(resourceMetadata === undefined ? refusal : withResourceMetadata(refusal, resourceMetadata, extended), request, reply);
   const limits = deps.apiLimits;
-  const usage = new UsageRecorder();
   // Built once; refusals are sent from here, not thrown through the error handler (issue 8).
   // Browser apps call the API from their own origin with the token in a header: CORS, no credentials.
   const answerHeaders = { ...securityHeaders, 'cache-control': 'no-store', vary: 'Authorization', ...CORS_HEADERS };
@@ -167,7 +166,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
   const tokenLimited = rateLimited(`This token made more than ${deps.settings.rateLimitPerMinute} requests this minute; retry after the window resets.`);
   const recordUse = async (request: FastifyRequest, bearer: Bearer, now: Instant) => {
     try {
-      await usage.record(deps.stores, bearer, now);
+      await deps.tokenUses.record(deps.stores, bearer, now);
     } catch (error) {
       // "Last used" is informative; failing to write it must not fail the read.
       request.log.warn({ err: error }, 'could not record token use');
@@ -280,7 +279,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     const { bearer } = request;
     if (bearer === undefined || reply.statusCode >= 300 || request.bearerRefusedInAnswer) return done();
     const now = deps.clock.now();
-    if (!usage.due(bearer, now)) return done();
+    if (!deps.tokenUses.due(bearer, now)) return done();
     recordUse(request, bearer, now).then(() => done(), done);
   });
 
