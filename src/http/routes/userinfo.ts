@@ -39,7 +39,14 @@ export async function userInfoRoutes(app: FastifyInstance, options: { securityHe
   // no POST's. The body left unread, the connection ends with the answer, as Fastify ends it after
   // a body its parser refused.
   app.addHook('preParsing', (request, reply, payload, done) => {
-    if (request.method !== 'POST' || request.headers['content-type'] === undefined || isForm(request)) return done(null, payload);
+    if (request.method !== 'POST') return done(null, payload);
+    const type = request.headers['content-type'];
+    // An empty field (or only blanks, which Node trims) is read as none, as node-oidc-provider
+    // reads it: it names no type, so a bodiless POST that sends it is served (RFC 6750 2.2's form
+    // is for a token sent in the body; RFC 9110 8.3: the field describes content). Removed before
+    // Fastify reads the field, which it would refuse 415 as a malformed media type.
+    if (type === '') delete request.raw.headers['content-type'];
+    if (type === undefined || type === '' || isForm(request)) return done(null, payload);
     reply.header('connection', 'close');
     done(request.bearer?.scheme === 'DPoP' ? BEARER_REFUSALS.bodyNotFormDpop : BEARER_REFUSALS.bodyNotForm);
   });
