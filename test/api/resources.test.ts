@@ -524,6 +524,11 @@ forEachDatabase('resource API answers', (database) => {
     assert.deepEqual(page.match(/<script[^>]*>/gi), ['<script src="/static/copy.js" defer>']);
   });
 
+  test('/docs tells developers that only a successful request (2xx, not a refusal) counts as a token\'s use', async () => {
+    const page = (await (await fetch(`${t.baseUrl}/docs`)).text()).replace(/\s+/g, ' ');
+    assert.match(page, /Only a successful request counts as a use: one answered with a 2xx status that is not a refusal\./);
+  });
+
   // Paging (INTERFACE section 7).
 
   async function authorWithPosts(count: number) {

@@ -457,7 +457,9 @@ developer's machine), and never follows a redirect.</p>
 <a href="/settings/tokens">Settings → API tokens</a>. Choose its name, its scopes (<code>profile:read</code>,
 <code>posts:read</code>) and its lifetime: 7, 30, ${DEFAULT_PERSONAL_TOKEN_DAYS} (the default) or 365 days, or no expiry.
 It is shown once, with a Copy button; use it exactly like an access token. It has no refresh token; revoke it on the
-same page when you no longer need it (the page asks first). The page shows when each token was last used (updated at most once a minute).</p>
+same page when you no longer need it (the page asks first). The page shows when each token was last used (updated at most once a minute).
+Only a successful request counts as a use: one answered with a 2xx status that is not a refusal. A request refused or failed
+(401, 403, 429, any other 4xx or 5xx, or an MCP error or tool error answered 200) leaves the time as it was.</p>
 ${code(`curl ${api}/me -H "Authorization: Bearer svcp_…"`)}
 </section>
 
