@@ -260,6 +260,20 @@ describe('limits of the token and PAR endpoints in Redis', { skip: skipWithoutRe
       await assertRateLimited(await introspect(apps[1]!, clientFields(await newClient(apps[0]!)), address), 'client-auth-address');
     });
 
+    test('an address refused for every client on one instance is refused on the other at its next failure of any client, not only at a new app\'s', async () => {
+      const address = newAddress();
+      const clients = Number(LIMITS.CLIENT_AUTH_CLIENTS_PER_ADDRESS);
+      const walked = (i: number) => ({ client_id: `walked-${i}-${address}`, client_secret: 'guess' });
+      for (let i = 0; i < clients; i++) assert.equal((await introspect(apps[0]!, walked(i), address)).status, 401, `client ${i}`);
+      await assertRateLimited(await introspect(apps[0]!, walked(clients), address), 'client-auth-address');
+      // The clients already failed for still had failures left from the address: one instance
+      // refuses them all, and so do two, from the other's first failure on.
+      for (let i = 0; i < clients; i++) {
+        for (let j = 0; j < 2; j++) await assertRateLimited(await introspect(apps[1]!, walked(i), address), 'client-auth-address');
+      }
+      await assertRateLimited(await introspect(apps[1]!, clientFields(await newClient(apps[0]!)), address), 'client-auth-address');
+    });
+
     test('two instances sharing one Redis count one client\'s pushes together', async () => {
       const c = await newClient(apps[0]!);
       for (let i = 0; i < 3; i++) assert.equal((await pushFor(apps[i % 2]!, c, newAddress())).status, 201, `push ${i}`);
