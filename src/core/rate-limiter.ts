@@ -6,6 +6,12 @@ export interface RateLimiter {
   /** Counts one hit on `key` and says whether it is within `limit` for the window. */
   hit(key: string, limit: number, windowSeconds: number, now: Instant): Promise<RateLimitDecision>;
   /**
+   * Where `key` stands in the window of `now`, counting nothing: `allowed` while its count is
+   * within `limit`, as `hit` answered its last hit. For an instance to learn what the others
+   * counted (with Redis) without adding to it.
+   */
+  peek(key: string, limit: number, windowSeconds: number, now: Instant): Promise<RateLimitDecision>;
+  /**
    * Takes back the hit on `key` that `hit` answered with `counted`, in the window of `now` (never
    * below zero), from the counter that counted it, or not at all: a sign-in is counted before its
    * password is checked, so racing guesses cannot pass the limit, and a success is then taken

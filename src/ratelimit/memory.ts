@@ -37,6 +37,10 @@ export class MemoryRateLimiter implements RateLimiter {
     return this.hitSync(key, limit, windowSeconds, now);
   }
 
+  async peek(key: string, limit: number, windowSeconds: number, now: Instant): Promise<RateLimitDecision> {
+    return this.peekSync(key, limit, windowSeconds, now);
+  }
+
   async refund(key: string, windowSeconds: number, now: Instant): Promise<void> {
     this.refundSync(key, windowSeconds, now);
   }
@@ -53,12 +57,13 @@ export class MemoryRateLimiter implements RateLimiter {
       this.windows.set(key, window);
     }
     window.count += 1;
-    return {
-      allowed: window.count <= limit,
-      limit,
-      remaining: Math.max(0, limit - window.count),
-      resetAt: window.resetAt,
-    };
+    return decision(window.count, limit, window.resetAt);
+  }
+
+  peekSync(key: string, limit: number, windowSeconds: number, now: Instant): RateLimitDecision {
+    const resetAt = windowEnd(Math.floor(now / 1000), windowSeconds);
+    const window = this.windows.get(key);
+    return decision(window !== undefined && window.resetAt === resetAt ? window.count : 0, limit, resetAt);
   }
 
   refundSync(key: string, windowSeconds: number, now: Instant): void {
@@ -95,6 +100,11 @@ export class MemoryRateLimiter implements RateLimiter {
     }
     if (oldest !== undefined) this.windows.delete(oldest);
   }
+}
+
+/** A counter's standing at `count`, as both limiters answer it. */
+export function decision(count: number, limit: number, resetAt: number): RateLimitDecision {
+  return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetAt };
 }
 
 function windowEnd(nowSeconds: number, windowSeconds: number): number {

@@ -11,13 +11,18 @@ import type { Redis } from 'ioredis';
 import { type GuardedRedis, type RedisConnection, type RedisUse, connectionOf, scriptBothWays } from '../redis/connect.js';
 import type { RateLimitDecision, RateLimiter, RateLimiterState } from '../core/rate-limiter.js';
 import type { Instant } from '../core/time.js';
-import { MemoryRateLimiter } from './memory.js';
+import { MemoryRateLimiter, decision } from './memory.js';
 
 /** Increments KEYS[1]; on the first hit of a window sets its expiry (ARGV[1] seconds). */
 const HIT_SCRIPT = `
 local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return count
+`;
+
+/** The count of KEYS[1], 0 when the window has none yet. */
+const PEEK_SCRIPT = `
+return tonumber(redis.call('GET', KEYS[1]) or '0')
 `;
 
 /** Takes back one hit on KEYS[1] if its window is still counted (a sign-in that succeeded). */
@@ -29,7 +34,7 @@ return 0
 `;
 
 /** What the limiter sends Redis (`RedisUse`): its scripts, on a key of its names that expires within seconds. */
-export const rateLimiterUse: RedisUse = (client) => [HIT_SCRIPT, REFUND_SCRIPT].flatMap((script) => scriptBothWays(client, script, ['svc:rl:start-check'], [1]));
+export const rateLimiterUse: RedisUse = (client) => [HIT_SCRIPT, PEEK_SCRIPT, REFUND_SCRIPT].flatMap((script) => scriptBothWays(client, script, ['svc:rl:start-check'], [1]));
 
 /** The limiter's connection (`RedisConnection`), and its keys' prefix. */
 export type RedisRateLimiterOptions = {
@@ -39,6 +44,7 @@ export type RedisRateLimiterOptions = {
 
 interface HitCommand {
   svcRateLimitHit(key: string, ttlSeconds: number): Promise<number>;
+  svcRateLimitPeek(key: string): Promise<number>;
   svcRateLimitRefund(key: string): Promise<number>;
 }
 
@@ -60,6 +66,7 @@ export class RedisRateLimiter implements RateLimiter {
     ({ redis: this.redis, owned: this.ownsConnection } = connectionOf(options, 'rate limits count in memory per instance', rateLimiterUse));
     this.client = this.redis.client as Redis & HitCommand;
     this.client.defineCommand('svcRateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+    this.client.defineCommand('svcRateLimitPeek', { numberOfKeys: 1, lua: PEEK_SCRIPT });
     this.client.defineCommand('svcRateLimitRefund', { numberOfKeys: 1, lua: REFUND_SCRIPT });
   }
 
@@ -73,8 +80,15 @@ export class RedisRateLimiter implements RateLimiter {
       this.countedInMemory.add(decision);
       return decision;
     }
-    const count = Number(answer);
-    return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetAt };
+    return decision(Number(answer), limit, resetAt);
+  }
+
+  async peek(key: string, limit: number, windowSeconds: number, now: Instant): Promise<RateLimitDecision> {
+    const windowStart = windowStartOf(now, windowSeconds);
+    const answer = await this.redis.ask(() => this.client.svcRateLimitPeek(`${this.keyPrefix}${key}:${windowStart}`));
+    // Redis away: what this instance counted meanwhile, as `hit` answers then.
+    if (answer === undefined) return this.fallback.peekSync(key, limit, windowSeconds, now);
+    return decision(Number(answer), limit, windowStart + windowSeconds);
   }
 
   async refund(key: string, windowSeconds: number, now: Instant, counted: RateLimitDecision): Promise<void> {

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { writePost } from '../../src/core/community/posts.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import type { TestApp } from '../support/app.js';
@@ -451,6 +452,27 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
       });
     } finally {
       await client.close();
+    }
+  });
+
+  test('a tools/call with params.task (MCP 2025-11-25 tasks) is answered as the call without it: this server declares no tasks capability, so it ignores the field', async () => {
+    const { token } = await userWithToken();
+    const client = await connect(token);
+    try {
+      // Sent as the request's params, not through the SDK's task options, which refuse on the
+      // client's side a server that declares no tasks capability; an agent on another SDK sends it.
+      const asTask = await client.request({ method: 'tools/call', params: { name: 'get_profile', arguments: {}, task: { ttl: 60_000 } } }, CallToolResultSchema);
+      assert.equal(asTask.isError, undefined);
+      assert.equal(JSON.stringify(asTask.structuredContent), await (await api('/me', token)).text());
+    } finally {
+      await client.close();
+    }
+    // Whatever it holds: the field is ignored, never read.
+    for (const task of [{ ttl: 'soon' }, 'a task', null]) {
+      const response = await post(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_profile', arguments: {}, task } }), { authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-11-25' });
+      const body = await response.json() as { result?: { structuredContent: unknown }; error?: unknown };
+      assert.equal(body.error, undefined, `task ${JSON.stringify(task)}: ${JSON.stringify(body.error)}`);
+      assert.equal(JSON.stringify(body.result?.structuredContent), await (await api('/me', token)).text());
     }
   });
 

@@ -130,6 +130,21 @@ forEachDatabase('limits of the token and PAR endpoints', (database) => {
     assert.equal((await revoke(clientFields(app))).status, 200, 'the public app at the refused address');
   });
 
+  test('an empty secret is no secret, in the body as in Basic (RFC 6749 2.3.1): neither form is counted or refused, however often it fails', async () => {
+    const backend = await newClient(t);
+    const address = newAddress();
+    const revoke = (fields: Record<string, string>, headers: Record<string, string> = {}) => post(t, '/api/oauth/revoke', { token: 'x', ...fields }, address, headers);
+    const emptyBasic = (clientId: string) => ({ authorization: `Basic ${Buffer.from(`${clientId}:`).toString('base64')}` });
+    // More failures than one client's quota, for more clients than the address's, in each form.
+    for (let i = 0; i < 6; i++) {
+      assert.equal((await revoke({ client_id: backend.client.clientId, client_secret: '' })).status, 401, `body, the app, failure ${i}`);
+      assert.equal((await revoke({ client_id: `unknown-${i}`, client_secret: '' })).status, 401, `body, unknown client ${i}`);
+      assert.equal((await revoke({}, emptyBasic(backend.client.clientId))).status, 401, `Basic, the app, failure ${i}`);
+      assert.equal((await revoke({}, emptyBasic(`unknown-basic-${i}`))).status, 401, `Basic, unknown client ${i}`);
+    }
+    assert.equal((await revoke(clientFields(backend))).status, 200, 'not counted: the address is not refused');
+  });
+
   test('wrong secrets that browsers send use up only the browsers\' share of an address and of a client: the confidential app\'s backend behind that address is served (another site\'s page cannot lock it out)', async () => {
     const backend = await newClient(t);
     const [address, other] = [newAddress(), newAddress()];
@@ -242,6 +257,20 @@ describe('limits of the token and PAR endpoints in Redis', { skip: skipWithoutRe
         for (let j = 0; j < 2; j++) assert.equal((await introspect(apps[(i + j) % 2]!, walked(i), address)).status, 401, `client ${i}, failure ${j}`);
       }
       await assertRateLimited(await introspect(apps[1]!, walked(clients), address), 'client-auth-address');
+      await assertRateLimited(await introspect(apps[1]!, clientFields(await newClient(apps[0]!)), address), 'client-auth-address');
+    });
+
+    test('an address refused for every client on one instance is refused on the other at its next failure of any client, not only at a new app\'s', async () => {
+      const address = newAddress();
+      const clients = Number(LIMITS.CLIENT_AUTH_CLIENTS_PER_ADDRESS);
+      const walked = (i: number) => ({ client_id: `walked-${i}-${address}`, client_secret: 'guess' });
+      for (let i = 0; i < clients; i++) assert.equal((await introspect(apps[0]!, walked(i), address)).status, 401, `client ${i}`);
+      await assertRateLimited(await introspect(apps[0]!, walked(clients), address), 'client-auth-address');
+      // The clients already failed for still had failures left from the address: one instance
+      // refuses them all, and so do two, from the other's first failure on.
+      for (let i = 0; i < clients; i++) {
+        for (let j = 0; j < 2; j++) await assertRateLimited(await introspect(apps[1]!, walked(i), address), 'client-auth-address');
+      }
       await assertRateLimited(await introspect(apps[1]!, clientFields(await newClient(apps[0]!)), address), 'client-auth-address');
     });
 

@@ -25,6 +25,10 @@ test('Basic credentials are form-urlencoded before base64 (RFC 6749 2.3.1)', () 
   assert.equal(parseBasicAuthorization(`Basic ${Buffer.from('a:%E0%A4%A').toString('base64')}`), 'malformed');
 });
 
+test('an empty Basic password is no secret, as an empty client_secret in the body is none (RFC 6749 2.3.1)', () => {
+  assert.deepEqual(parseBasicAuthorization(`Basic ${Buffer.from('my-app:').toString('base64')}`), { clientId: 'my-app', secret: undefined });
+});
+
 test('the PKCE verifier must hash to the challenge (RFC 7636 4.6)', () => {
   const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
   const challenge = createHash('sha256').update(verifier).digest('base64url');

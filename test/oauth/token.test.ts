@@ -123,6 +123,15 @@ forEachDatabase('token endpoint', (database) => {
     await assertError(refused, 401, 'invalid_client');
   });
 
+  test('an empty client_secret in the body is no secret, as an empty Basic password is: a public client\'s exchange succeeds with it, a confidential client\'s is refused for its secret missing (RFC 6749 2.3.1)', async () => {
+    const { fields } = await freshCode(t, { type: 'public' });
+    const response = await tokenRequest(t, { ...fields, client_secret: '' });
+    assert.equal(response.status, 200, await response.clone().text());
+    const confidential = await freshCode(t);
+    const refused = await assertError(await tokenRequest(t, { ...confidential.fields, client_secret: '' }), 401, 'invalid_client');
+    assert.match(String(refused.error_description), /confidential, so send the client secret/);
+  });
+
   test('invalid_request: two client authentication methods at once', async () => {
     const { fields, c } = await freshCode(t);
     await assertError(await tokenRequest(t, fields, { authorization: basic(c.client.clientId, c.secret!) }), 400, 'invalid_request');

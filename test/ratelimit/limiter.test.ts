@@ -27,6 +27,15 @@ function contract(name: string, make: () => RateLimiter, cleanup: () => Promise<
       assert.deepEqual(await limiter.hit('k1', 3, 60, T0 + 5_000), { allowed: false, limit: 3, remaining: 0, resetAt: WINDOW_END });
     });
 
+    test('a peek answers as the last hit did and counts nothing; a window not hit yet stands at zero', async () => {
+      const limiter = make();
+      assert.deepEqual(await limiter.peek('k7', 2, 60, T0), { allowed: true, limit: 2, remaining: 2, resetAt: WINDOW_END });
+      for (let i = 0; i < 3; i++) await limiter.hit('k7', 2, 60, T0);
+      for (let i = 0; i < 2; i++) assert.deepEqual(await limiter.peek('k7', 2, 60, T0 + 1_000), { allowed: false, limit: 2, remaining: 0, resetAt: WINDOW_END });
+      assert.deepEqual(await limiter.peek('k7', 3, 60, T0), { allowed: true, limit: 3, remaining: 0, resetAt: WINDOW_END }, 'three hits, no more');
+      assert.deepEqual(await limiter.peek('k7', 2, 60, WINDOW_END * 1000), { allowed: true, limit: 2, remaining: 2, resetAt: WINDOW_END + 60 });
+    });
+
     test('a new window starts a new count', async () => {
       const limiter = make();
       for (let i = 0; i < 2; i++) await limiter.hit('k2', 2, 60, T0);

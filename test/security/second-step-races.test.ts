@@ -27,6 +27,7 @@ function distantLimiter(delayMs: number): RateLimiter {
   const later = <T>(value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), delayMs));
   return {
     hit: async (...args) => later(await near.hit(...args)),
+    peek: async (...args) => later(await near.peek(...args)),
     refund: async (key, windowSeconds, now) => later(await near.refund(key, windowSeconds, now)),
   };
 }

@@ -16,11 +16,16 @@ export const CLIENT_REALM = 'svc';
 /** What the request carried, as the HTTP layer found it. */
 export interface ClientCredentials {
   /**
-   * From `Authorization: Basic`, already form-urlencoding-decoded; `malformed` when unreadable,
-   * `repeated` when the request carried more than one Authorization header.
+   * From `Authorization: Basic`, already form-urlencoding-decoded, `secret` absent when the
+   * password is empty; `malformed` when unreadable, `repeated` when the request carried more than
+   * one Authorization header.
    */
-  basic?: { clientId: string; secret: string } | 'malformed' | 'repeated';
-  /** `client_id` and `client_secret` from the form body. */
+  basic?: { clientId: string; secret: string | undefined } | 'malformed' | 'repeated';
+  /**
+   * `client_id` and `client_secret` from the form body, each absent when empty (`single`): an
+   * empty secret is no secret, in the body as in Basic (RFC 6749 2.3.1: a client whose secret is
+   * the empty string may omit it).
+   */
   bodyClientId?: string | undefined;
   bodySecret?: string | undefined;
   /**
@@ -34,17 +39,18 @@ export interface ClientCredentials {
 /**
  * Whether the request offers a secret to check: a client secret (Basic with a password, or
  * `client_secret` in the body), or an Authorization header that could not be read. A public
- * client's request offers none (RFC 6749 2.1: it has no secret), and Basic with an empty password
- * is read as none, as `authenticateClient` reads it.
+ * client's request offers none (RFC 6749 2.1: it has no secret), nor does an empty secret, in
+ * either place.
  */
 export function offersSecret(credentials: ClientCredentials): boolean {
   const { basic } = credentials;
-  return credentials.bodySecret !== undefined || (basic !== undefined && (typeof basic !== 'object' || basic.secret !== ''));
+  return credentials.bodySecret !== undefined || (basic !== undefined && (typeof basic !== 'object' || basic.secret !== undefined));
 }
 
 /**
  * Decodes an `Authorization: Basic` value. RFC 6749 2.3.1: id and secret are
- * application/x-www-form-urlencoded before they are joined with ':' and base64-encoded.
+ * application/x-www-form-urlencoded before they are joined with ':' and base64-encoded, and an
+ * empty secret is none (golang.org/x/oauth2 sends `client_id:` for a client without one).
  */
 export function parseBasicAuthorization(header: string): ClientCredentials['basic'] {
   const match = /^Basic +([A-Za-z0-9+/=]+) *$/i.exec(header);
@@ -54,7 +60,8 @@ export function parseBasicAuthorization(header: string): ClientCredentials['basi
   if (colon < 0) return 'malformed';
   try {
     const form = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
-    return { clientId: form(decoded.slice(0, colon)), secret: form(decoded.slice(colon + 1)) };
+    const secret = form(decoded.slice(colon + 1));
+    return { clientId: form(decoded.slice(0, colon)), secret: secret === '' ? undefined : secret };
   } catch {
     return 'malformed';
   }
@@ -86,7 +93,7 @@ export async function authenticateClient(sources: ClientSources, credentials: Cl
       throw new OAuthError('invalid_request', 'The client_id in the body differs from the one in the Authorization header: send one client_id.');
     }
     clientId = credentials.basic.clientId;
-    secret = credentials.basic.secret === '' ? undefined : credentials.basic.secret;
+    secret = credentials.basic.secret;
   } else {
     clientId = credentials.bodyClientId;
     secret = credentials.bodySecret;

@@ -44,7 +44,10 @@
  * A refusal is 429 `rate_limited` in the endpoints' JSON shape (RFC 6749 5.2) with `Retry-After`
  * and the IETF RateLimit fields. Counters live in the limiter (shared by every instance with
  * Redis); the "refused until the window ends" marks live in each instance, as the API's do
- * (`core/api/limits.ts`), so each instance lets one more failure through to learn of the shared count.
+ * (`core/api/limits.ts`), so each instance checks one more secret to learn of the shared count:
+ * every failure reads the address's count of clients, so that one is any failure from the
+ * address, not only a new app's. Reading the counts before every check would cost each
+ * confidential client's token request a Redis round trip, successes included.
  */
 import { hash } from 'node:crypto';
 import { addressShare, siteShare } from '../addresses.js';
@@ -171,10 +174,14 @@ export class OAuthEndpointLimits {
       const { clientAuthFailuresPerAddress, clientAuthClientsPerAddress, clientAuthFailuresPerClient } = this.settings;
       const byPair = await this.limiter.hit(`client-auth:address-client:${key}:${claimed}`, clientAuthFailuresPerAddress, CLIENT_AUTH_WINDOW_SECONDS, now);
       // A client's first failure from the address in the window is one more client it failed for.
-      if (firstInWindow(byPair)) {
-        const byAddress = await this.limiter.hit(`client-auth:clients:${key}`, clientAuthClientsPerAddress, CLIENT_AUTH_WINDOW_SECONDS, now);
-        if (!byAddress.allowed) this.block(endpoint, `address:${key}`, 'client-auth-address', byAddress.resetAt, now);
-      }
+      // Any other failure reads the count, counting nothing: another instance may have refused the
+      // address, which this one would otherwise learn only at a new app's failure, checking the
+      // secrets of the apps already counted until each ran out of its own failures.
+      const clients = `client-auth:clients:${key}`;
+      const byAddress = firstInWindow(byPair)
+        ? await this.limiter.hit(clients, clientAuthClientsPerAddress, CLIENT_AUTH_WINDOW_SECONDS, now)
+        : await this.limiter.peek(clients, clientAuthClientsPerAddress, CLIENT_AUTH_WINDOW_SECONDS, now);
+      if (!byAddress.allowed) this.block(endpoint, `address:${key}`, 'client-auth-address', byAddress.resetAt, now);
       if (!byPair.allowed) this.block(endpoint, `address-client:${claimed}:${key}`, 'client-auth-address-client', byPair.resetAt, now);
       if (clientId !== undefined) {
         const byClient = await this.limiter.hit(`client-auth:client:${claimed}`, clientAuthFailuresPerClient, CLIENT_AUTH_WINDOW_SECONDS, now);

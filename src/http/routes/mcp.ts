@@ -90,6 +90,19 @@ function negotiated(message: Record<string, unknown>): Record<string, unknown> {
   return { ...message, params: { ...message.params, protocolVersion: MCP_PROTOCOL_VERSIONS[0] } };
 }
 
+/**
+ * MCP 2025-11-25 "Tasks", "Task Support and Handling": a receiver that does not declare the tasks
+ * capability for a request MUST process it normally, ignoring its task metadata. This server
+ * declares none, but the SDK's `Server` refuses a request with `params.task` as -32603 all the same
+ * (it asserts the capability), so the field is taken off before the request reaches it, whatever
+ * it holds.
+ */
+function withoutTask(message: Record<string, unknown>): Record<string, unknown> {
+  if (!isObject(message.params) || !('task' in message.params)) return message;
+  const { task: _ignored, ...params } = message.params;
+  return { ...message, params };
+}
+
 /** The tool result of an `OAuthError` a tool refused its arguments with: the API's error body, for the model to read and correct (MCP 2025-11-25, "Error Handling"). */
 function toolError(error: OAuthError): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: error.code, error_description: error.description }) }] };
@@ -228,7 +241,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
         const refused = tool && gate.requireScope(request, reply, tool.scope);
         if (refused) return refused;
       }
-      message = negotiated(message);
+      message = withoutTask(negotiated(message));
     }
 
     // MCP 2025-06-18 "Sending Messages to the Server": the answers the SDK's Streamable HTTP
