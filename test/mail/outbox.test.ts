@@ -183,7 +183,7 @@ forEachDatabase('mail outbox', (database) => {
   test('a mail refused for now (4yz), or for a full mailbox (552), is tried again, and given up after a day with its last reply code', async () => {
     for (const code of [450, 552]) {
       const m = mail();
-      t.smtp.refuse(m.to, code, code === 450 ? '4.7.1 greylisted, try again later' : '5.2.2 mailbox full');
+      t.smtp.refuse(m.to, code, code === 450 ? '4.2.0 mailbox busy, try again later' : '5.2.2 mailbox full');
       await queue(m);
       assert.equal((await send()).retrying, 1, `${code} is tried again`);
       assert.equal((await row(m.to)).reply_code, null, 'a mail still waiting keeps no reply code');
