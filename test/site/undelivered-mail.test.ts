@@ -47,6 +47,12 @@ forEachDatabase('mail its server refused, on the e-mail settings', (database) =>
     return { visitor, userId: user.id, username: user.username };
   }
 
+  /** A new address for the member signed in as `visitor`, whose verification mail its server refused (550 5.1.1) and which was given up. */
+  async function refusedAddress(visitor: AddressedVisitor): Promise<string> {
+    const to = await refusedAddress(visitor);
+    return to;
+  }
+
   const outboxRows = (to: string) => t.deps.database.db.selectFrom('mail_outbox').selectAll().where('recipient', '=', to).orderBy('id').execute();
 
   const settings = (visitor: AddressedVisitor, language = 'en'): Promise<PageResponse> =>
@@ -76,10 +82,7 @@ forEachDatabase('mail its server refused, on the e-mail settings', (database) =>
 
   test('saving the address again sends a new mail, and its delivery clears the message', async () => {
     const visitor = await member();
-    const to = address();
-    t.smtp.refuse(to, 550, '5.1.1 no such user');
-    await visitor.post('/settings/email', { email: to });
-    await deliverMail(t);
+    const to = await refusedAddress(visitor);
     assert.equal(undeliveredCode(await settings(visitor), to), '550');
     t.smtp.accept(to);
     assert.equal((await visitor.post('/settings/email', { email: to })).status, 200, 'sent again');
@@ -141,10 +144,7 @@ forEachDatabase('mail its server refused, on the e-mail settings', (database) =>
 
   test('a refusal is kept with the member\'s address: the e-mail settings still say so after the janitor deleted the outbox row, until a mail to the address is accepted', async () => {
     const { visitor, username } = await memberWithId();
-    const to = address();
-    t.smtp.refuse(to, 550, '5.1.1 no such user');
-    await visitor.post('/settings/email', { email: to });
-    await deliverMail(t);
+    const to = await refusedAddress(visitor);
     t.clock.advance(AUDIT_WINDOW_MS + 86_400_000);
     await runJanitor(t.deps);
     assert.deepEqual(await outboxRows(to), [], 'the janitor deleted the row');
@@ -158,10 +158,7 @@ forEachDatabase('mail its server refused, on the e-mail settings', (database) =>
 
   test('a refusal is forgotten when the member changes the address: saving it again later says nothing until a mail to it is refused again', async () => {
     const visitor = await member();
-    const to = address();
-    t.smtp.refuse(to, 550, '5.1.1 no such user');
-    await visitor.post('/settings/email', { email: to });
-    await deliverMail(t);
+    const to = await refusedAddress(visitor);
     assert.equal(undeliveredCode(await settings(visitor), to), '550');
     await visitor.post('/settings/email', { email: address() });
     t.smtp.accept(to);
@@ -171,10 +168,7 @@ forEachDatabase('mail its server refused, on the e-mail settings', (database) =>
 
   test('a refusal is forgotten when the address is verified', async () => {
     const { visitor, userId } = await memberWithId();
-    const to = address();
-    t.smtp.refuse(to, 550, '5.1.1 no such user');
-    await visitor.post('/settings/email', { email: to });
-    await deliverMail(t);
+    const to = await refusedAddress(visitor);
     const key = (await t.deps.stores.memberEmails.find(userId))!.address.toLowerCase();
     assert.equal(await t.deps.stores.memberEmails.markVerified(userId, key, t.clock.now()), true);
     assert.equal(undeliveredCode(await settings(visitor), to), undefined);
