@@ -9,7 +9,7 @@ import type { MemberEmailStore, PasskeyStore, PendingSignInStore, SecondFactorSt
 import type { PostStore } from './community/ports.js';
 import type { LeakedCredentialStore, OneTimeSecretStore, PersonalTokenStore, SealedColumnStore, ServerSecretStore } from './credentials/ports.js';
 import type { ClientStore, CodeStore, ConsentStore, DpopReplayStore, GrantStore, PushedAuthorizationRequestStore, TokenStore } from './oauth/ports.js';
-import type { MailOutboxStore } from './mail/ports.js';
+import type { MailOutboxStore, MailRecipientStore } from './mail/ports.js';
 import type { KeyStore, LogoutDeliveryStore } from './oidc/ports.js';
 import type { AppDirectory, DailyFigureStore, MemberDirectory, RoleStore, StaffLogStore } from './staff/ports.js';
 import type { Instant } from './time.js';
@@ -61,6 +61,7 @@ export interface Stores {
   sealedColumns: SealedColumnStore;
   logoutDeliveries: LogoutDeliveryStore;
   mailOutbox: MailOutboxStore;
+  mailRecipients: MailRecipientStore;
   memberEmails: MemberEmailStore;
   secondFactors: SecondFactorStore;
   passkeys: PasskeyStore;

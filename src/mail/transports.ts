@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import type nodemailer from 'nodemailer';
 import type { MailTransportSetting } from '../config/settings.js';
-import type { MailMessage, MailOutcome, MailTransport } from '../core/mail/ports.js';
+import type { MailMessage, MailOutcome, MailTransport, SmtpReply } from '../core/mail/ports.js';
 import { writePrivateFile } from '../storage/directories.js';
 
 /**
@@ -32,39 +32,35 @@ function mailOptions(from: string, message: MailMessage): nodemailer.SendMailOpt
   };
 }
 
-/**
- * The SMTP commands whose refusal is the mail's own (its recipient or its data). A refusal of
- * `MAIL FROM` is of the site's sender, the same for every mail (a `MAIL_FROM` the relay does not
- * take), as one of its sign-in or connection is: the site's to fix, not its reader's address.
- */
-const RECIPIENT_COMMANDS = new Set(['RCPT TO', 'DATA']);
+/** The steps of the exchange that are the mail's own, by nodemailer's name of their command; any other is the site's. */
+const MAIL_STEPS = new Map<string, SmtpReply['step']>([['RCPT TO', 'recipient'], ['DATA', 'data']]);
 
 /**
  * A server's reply code, when its reply starts with one: three digits, the first 2 to 5 (RFC 5321
- * section 4.2). nodemailer reads any run of digits as the code, and a broken or hostile relay may
- * answer with ten digits or none.
+ * section 4.2), and the enhanced status code after it, if any (RFC 3463 section 2: class 2, 4 or
+ * 5, subject and detail of 1 to 3 digits). nodemailer reads any run of digits as the code, and a
+ * broken or hostile relay may answer with ten digits or none.
  */
 const REPLY = /^([2-5]\d{2})(?:[ -]([245]\.\d{1,3}\.\d{1,3})\b|(?!\d))/;
 
 /**
- * What went wrong, without the message, and the server's reply code when it refused the mail
- * (`MailOutcome`: a `4yz` or `5yz`). A server's reply is named by its code and enhanced status code
+ * What went wrong, without the message, and the server's refusal when it answered with a `4yz`
+ * or `5yz` (`MailOutcome`). A server's reply is named by its code and enhanced status code
  * (RFC 3463) alone, and nodemailer's own words, which quote the reply, are dropped with it: the
  * reply's text is the server's to write, and often quotes the recipient's address.
  */
 function failure(error: unknown): Extract<MailOutcome, { sent: false }> {
-  if (!(error instanceof Error)) return { sent: false, error: String(error), replyCode: null };
+  if (!(error instanceof Error)) return { sent: false, error: String(error), reply: null };
   const { code, command, response } = error as { code?: unknown; command?: unknown; response?: unknown };
   if (typeof response !== 'string') {
-    return { sent: false, error: typeof code === 'string' ? `${code}: ${error.message}` : error.message, replyCode: null };
+    return { sent: false, error: typeof code === 'string' ? `${code}: ${error.message}` : error.message, reply: null };
   }
-  const [, reply, enhanced] = REPLY.exec(response) ?? [];
-  const replyCode = reply === undefined ? null : Number(reply);
+  const [, replyCode, enhanced] = REPLY.exec(response) ?? [];
   const step = typeof command === 'string' ? command : 'a command';
   return {
     sent: false,
-    error: `${typeof code === 'string' ? code : 'error'}: ${step} answered ${reply ?? 'without a reply code'}${enhanced ? ` ${enhanced}` : ''}`,
-    replyCode: replyCode !== null && replyCode >= 400 && typeof command === 'string' && RECIPIENT_COMMANDS.has(command) ? replyCode : null,
+    error: `${typeof code === 'string' ? code : 'error'}: ${step} answered ${replyCode ?? 'without a reply code'}${enhanced ? ` ${enhanced}` : ''}`,
+    reply: replyCode === undefined || Number(replyCode) < 400 ? null : { step: MAIL_STEPS.get(step) ?? 'site', code: Number(replyCode), enhanced: enhanced ?? null },
   };
 }
 

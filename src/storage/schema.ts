@@ -392,6 +392,10 @@ export interface MemberEmailsTable {
   /** An address the member asked to change to, not verified yet; `address` stays verified meanwhile. */
   pending_address: string | null;
   pending_address_key: string | null;
+  /** The SMTP reply code with which its server refused the newest mail to `address`; null once one is accepted, or the address changed or verified. */
+  refusal_code: number | null;
+  /** The same for `pending_address`. */
+  pending_refusal_code: number | null;
 }
 
 /** A single-use link mailed to a member: only its SHA-256 is stored. */
@@ -426,7 +430,7 @@ export interface MailOutboxTable {
   last_error: string | null;
   sent_at: number | null;
   abandoned_at: number | null;
-  /** The SMTP reply with which the server refused a mail given up (RCPT or DATA); null for any other row. */
+  /** The SMTP reply code with which the server refused the address of a mail given up (RCPT or DATA); null for any other row. */
   reply_code: number | null;
 }
 

@@ -32,6 +32,7 @@ import { KyselyUserStore } from './repositories/accounts/users.js';
 /** `queries` are compiled once per database; its transactions' stores share them. */
 export function createStores(db: Kysely<Database>, queries: CompiledQueries): Stores {
   const clients = new KyselyClientStore(db, queries);
+  const memberEmails = new KyselyMemberEmailStore(db);
   return {
     users: new KyselyUserStore(db, queries),
     posts: new KyselyPostStore(db, queries),
@@ -47,7 +48,8 @@ export function createStores(db: Kysely<Database>, queries: CompiledQueries): St
     sealedColumns: new KyselySealedColumnStore(db),
     logoutDeliveries: new KyselyLogoutDeliveryStore(db),
     mailOutbox: new KyselyMailOutboxStore(db),
-    memberEmails: new KyselyMemberEmailStore(db),
+    memberEmails,
+    mailRecipients: memberEmails,
     secondFactors: new KyselySecondFactorStore(db),
     passkeys: new KyselyPasskeyStore(db),
     pendingSignIns: new KyselyPendingSignInStore(db),

@@ -183,7 +183,7 @@ forEachDatabase('mail outbox', (database) => {
   test('a mail refused for now (4yz), or for a full mailbox (552), is tried again, and given up after a day with its last reply code', async () => {
     for (const code of [450, 552]) {
       const m = mail();
-      t.smtp.refuse(m.to, code, code === 450 ? '4.7.1 greylisted, try again later' : '5.2.2 mailbox full');
+      t.smtp.refuse(m.to, code, code === 450 ? '4.2.0 mailbox busy, try again later' : '5.2.2 mailbox full');
       await queue(m);
       assert.equal((await send()).retrying, 1, `${code} is tried again`);
       assert.equal((await row(m.to)).reply_code, null, 'a mail still waiting keeps no reply code');
@@ -293,7 +293,7 @@ test('SMTP_URL takes smtp:// or smtps:// with optional credentials, and an error
   assert.throws(() => loadSettings({ MAIL_FROM: 'Community <no-reply@example.com>\r\nBcc: x@y.z' }), /MAIL_FROM/);
 });
 
-test('a server that refuses the site\'s own sign-in (535) refuses no mail: the attempt carries no reply code of the mail\'s, so it is tried again, never given up at once', async () => {
+test('a server that refuses the site\'s own sign-in (535) refuses no mail: its reply is the site\'s step, so the mail is tried again, never given up at once', async () => {
   const server = new SMTPServer({
     disabledCommands: ['STARTTLS'], allowInsecureAuth: true, authOptional: false, logger: false,
     onAuth: (_auth, _session, callback) => callback(Object.assign(new Error('5.7.8 bad credentials'), { responseCode: 535 })),
@@ -303,7 +303,7 @@ test('a server that refuses the site\'s own sign-in (535) refuses no mail: the a
     const port = (server.server.address() as AddressInfo).port;
     const outcome = await new SmtpTransport(`smtp://svc:wrong@127.0.0.1:${port}`, 'no-reply@example.test').send(1, mail());
     assert.equal(outcome.sent, false);
-    assert.equal((outcome as { replyCode: number | null }).replyCode, null);
+    assert.deepEqual((outcome as { reply: unknown }).reply, { step: 'site', code: 535, enhanced: '5.7.8' });
   } finally {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }

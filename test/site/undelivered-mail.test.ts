@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { createAccount } from '../../src/core/accounts/accounts.js';
+import { AUDIT_WINDOW_MS, runJanitor } from '../../src/janitor.js';
 import { type TestAppWithSmtp, startAppWithSmtp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { deliverMail, verifiedAddress } from '../support/member-mail.js';
@@ -25,8 +26,9 @@ const UNDELIVERED: Record<string, RegExp> = {
 
 forEachDatabase('mail its server refused, on the e-mail settings', (database) => {
   let t: TestAppWithSmtp;
+  const logLines: string[] = [];
   before(async () => {
-    t = await startAppWithSmtp(database, { env: { TRUST_PROXY: '1' } });
+    t = await startAppWithSmtp(database, { env: { TRUST_PROXY: '1' }, logLines });
   });
   after(async () => {
     await t.close();
@@ -35,11 +37,26 @@ forEachDatabase('mail its server refused, on the e-mail settings', (database) =>
   const address = () => `m${randomBytes(5).toString('hex')}@example.test`;
 
   async function member(): Promise<AddressedVisitor> {
+    return (await memberWithId()).visitor;
+  }
+
+  async function memberWithId(): Promise<{ visitor: AddressedVisitor; userId: number; username: string }> {
     const user = await createAccount(t.deps.stores, t.clock, { username: `u${randomBytes(5).toString('hex')}`, password: PASSWORD });
     const visitor = new AddressedVisitor(t.baseUrl);
     await visitor.signIn(user.username, PASSWORD);
-    return visitor;
+    return { visitor, userId: user.id, username: user.username };
   }
+
+  /** A new address for the member signed in as `visitor`, whose verification mail its server refused (550 5.1.1) and which was given up. */
+  async function refusedAddress(visitor: AddressedVisitor): Promise<string> {
+    const to = address();
+    t.smtp.refuse(to, 550, '5.1.1 no such user');
+    await visitor.post('/settings/email', { email: to });
+    await deliverMail(t);
+    return to;
+  }
+
+  const outboxRows = (to: string) => t.deps.database.db.selectFrom('mail_outbox').selectAll().where('recipient', '=', to).orderBy('id').execute();
 
   const settings = (visitor: AddressedVisitor, language = 'en'): Promise<PageResponse> =>
     visitor.request('/settings/email', { headers: { 'accept-language': language } });
@@ -68,10 +85,7 @@ forEachDatabase('mail its server refused, on the e-mail settings', (database) =>
 
   test('saving the address again sends a new mail, and its delivery clears the message', async () => {
     const visitor = await member();
-    const to = address();
-    t.smtp.refuse(to, 550, '5.1.1 no such user');
-    await visitor.post('/settings/email', { email: to });
-    await deliverMail(t);
+    const to = await refusedAddress(visitor);
     assert.equal(undeliveredCode(await settings(visitor), to), '550');
     t.smtp.accept(to);
     assert.equal((await visitor.post('/settings/email', { email: to })).status, 200, 'sent again');
@@ -84,7 +98,8 @@ forEachDatabase('mail its server refused, on the e-mail settings', (database) =>
   test('a verified address whose notice its server refused says so, and saving it again sends it a new link that clears the message', async () => {
     const visitor = await member();
     const to = await verifiedAddress(t, visitor);
-    t.smtp.refuse(to, 554, '5.7.1 rejected by policy');
+    // 554 with no enhanced status code: read by its basic code, the address refused for good.
+    t.smtp.refuse(to, 554, 'rejected');
     // A change of address mails the verified one a notice, which its server now refuses.
     const other = address();
     assert.equal((await visitor.post('/settings/email', { email: other })).status, 200);
@@ -118,7 +133,7 @@ forEachDatabase('mail its server refused, on the e-mail settings', (database) =>
   test('a verification mail refused for now (4yz) for a day and given up says so too, with its last reply code', async () => {
     const visitor = await member();
     const to = address();
-    t.smtp.refuse(to, 451, '4.3.0 try again later');
+    t.smtp.refuse(to, 451, '4.2.0 mailbox busy, try again later');
     await visitor.post('/settings/email', { email: to });
     await deliverMail(t);
     assert.equal(undeliveredCode(await settings(visitor), to), undefined, 'not while it is tried again');
@@ -128,5 +143,94 @@ forEachDatabase('mail its server refused, on the e-mail settings', (database) =>
     }
     assert.equal(undeliveredCode(await settings(visitor), to), '451');
     t.smtp.accept(to);
+  });
+
+  test('a refusal is kept with the member\'s address: the e-mail settings still say so after the janitor deleted the outbox row, until a mail to the address is accepted', async () => {
+    const { visitor, username } = await memberWithId();
+    const to = await refusedAddress(visitor);
+    t.clock.advance(AUDIT_WINDOW_MS + 86_400_000);
+    await runJanitor(t.deps);
+    assert.deepEqual(await outboxRows(to), [], 'the janitor deleted the row');
+    await visitor.signIn(username, PASSWORD);
+    assert.equal(undeliveredCode(await settings(visitor), to), '550', 'day 8: still said');
+    t.smtp.accept(to);
+    await visitor.post('/settings/email', { email: to });
+    await deliverMail(t);
+    assert.equal(undeliveredCode(await settings(visitor), to), undefined, 'a mail to it was accepted');
+  });
+
+  test('a refusal is forgotten when the member changes the address: saving it again later says nothing until a mail to it is refused again', async () => {
+    const visitor = await member();
+    const to = await refusedAddress(visitor);
+    assert.equal(undeliveredCode(await settings(visitor), to), '550');
+    await visitor.post('/settings/email', { email: address() });
+    t.smtp.accept(to);
+    await visitor.post('/settings/email', { email: to });
+    assert.equal(undeliveredCode(await settings(visitor), to), undefined, 'changed since: nothing said while its new mail waits');
+  });
+
+  test('a refusal is forgotten when the address is verified', async () => {
+    const { visitor, userId } = await memberWithId();
+    const to = await refusedAddress(visitor);
+    const key = (await t.deps.stores.memberEmails.find(userId))!.address.toLowerCase();
+    assert.equal(await t.deps.stores.memberEmails.markVerified(userId, key, t.clock.now()), true);
+    assert.equal(undeliveredCode(await settings(visitor), to), undefined);
+    t.smtp.accept(to);
+  });
+
+  test('a relay that refuses the site at RCPT (5.7.1 relay access denied, 5.7.x, 5.3.x, 5.5.x) is the site\'s problem: the member is not told, the mail is tried again, and the log warns without the address or the server\'s words', async () => {
+    for (const [code, enhanced] of [[554, '5.7.1'], [550, '5.7.26'], [550, '5.3.5'], [501, '5.5.4']] as const) {
+      const { visitor, userId } = await memberWithId();
+      const to = address();
+      const words = `<${to}>: Relay access denied ${randomBytes(4).toString('hex')}`;
+      t.smtp.refuse(to, code, `${enhanced} ${words}`);
+      await visitor.post('/settings/email', { email: to });
+      const lines = logLines.length;
+      await deliverMail(t);
+      const [row] = await outboxRows(to);
+      assert.deepEqual([row!.abandoned_at, row!.attempts], [null, 1], `${enhanced}: tried again`);
+      const warned = logLines.slice(lines).filter((l) => l.includes('"mail refused by the site\'s mail relay; will retry"') && l.includes(`"user_id":${userId}`));
+      assert.equal(warned.length, 1, `${enhanced}: one warning for the operator`);
+      assert.match(warned[0]!, new RegExp(`"reply_code":${code},"enhanced_code":"${enhanced.replaceAll('.', '\\.')}"`));
+      for (const secret of [to, words]) assert.ok(!logLines.join('\n').includes(secret), `the log holds ${secret}`);
+      for (let i = 0; i < 30 && (await outboxRows(to))[0]!.abandoned_at === null; i += 1) {
+        t.clock.advance(3600 * 1000);
+        await deliverMail(t);
+      }
+      assert.ok((await outboxRows(to))[0]!.abandoned_at !== null, `${enhanced}: given up after a day`);
+      assert.equal(undeliveredCode(await settings(visitor), to), undefined, `${enhanced}: the member is not told their address was refused`);
+      t.smtp.accept(to);
+    }
+  });
+
+  test('a message too large (552 at DATA, or 5.3.4) is given up at once, and the member is not told their address was refused', async () => {
+    for (const [code, text] of [[552, 'message exceeds fixed maximum message size'], [554, '5.3.4 message too big for system']] as const) {
+      const visitor = await member();
+      const to = address();
+      t.smtp.refuse(to, code, text, 'data');
+      await visitor.post('/settings/email', { email: to });
+      await deliverMail(t);
+      const [row] = await outboxRows(to);
+      assert.ok(row!.abandoned_at !== null, `${code} ${text}: given up at once`);
+      assert.deepEqual([row!.attempts, row!.reply_code], [1, null]);
+      assert.equal(undeliveredCode(await settings(visitor), to), undefined);
+      t.smtp.accept(to);
+    }
+  });
+
+  test('an address\'s key is folded in application code, alike on every database: a refusal of mail to ÄRGER@… is kept when the member saves ärger@… again', async () => {
+    const visitor = await member();
+    const local = `ärger${randomBytes(4).toString('hex')}`;
+    const upper = `${local.toUpperCase()}@example.test`;
+    t.smtp.refuse(upper, 550, '5.1.1 no such user');
+    await visitor.post('/settings/email', { email: upper });
+    await deliverMail(t);
+    assert.equal(undeliveredCode(await settings(visitor), upper), '550');
+    const lower = `${local}@example.test`;
+    t.smtp.refuse(lower, 550, '5.1.1 no such user');
+    assert.equal((await visitor.post('/settings/email', { email: lower })).status, 200);
+    assert.equal(undeliveredCode(await settings(visitor), lower), '550', 'the same address: still said while its new mail waits');
+    t.smtp.accept(upper);
+    t.smtp.accept(lower);
   });
 });

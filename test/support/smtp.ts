@@ -19,8 +19,8 @@ export interface ReceivedMail {
 export class TestSmtpServer {
   readonly received: ReceivedMail[] = [];
   private server: SMTPServer | undefined;
-  /** Recipients the server refuses at RCPT, with the reply code and text it answers. */
-  private readonly refusals = new Map<string, { code: number; text: string }>();
+  /** Recipients the server refuses, at RCPT or at the end of DATA, with the reply code and text it answers. */
+  private readonly refusals = new Map<string, { code: number; text: string; step: 'rcpt' | 'data' }>();
 
   private constructor(private port: number) {}
 
@@ -40,9 +40,13 @@ export class TestSmtpServer {
     return this.received.filter((m) => m.to === address);
   }
 
-  /** Refuses `address` at RCPT with `code` and `text` (a 550 "no such mailbox", a 450 greylisting…) until `accept`. */
-  refuse(address: string, code: number, text: string): void {
-    this.refusals.set(address, { code, text });
+  /**
+   * Refuses `address` at RCPT (or, `step` `data`, the message sent to it, at the end of DATA) with
+   * `code` and `text` (a 550 "5.1.1 no such mailbox", a 450 greylisting…) until `accept`. The
+   * reply carries an enhanced status code (RFC 3463) only where `text` starts with one.
+   */
+  refuse(address: string, code: number, text: string, step: 'rcpt' | 'data' = 'rcpt'): void {
+    this.refusals.set(address, { code, text, step });
   }
 
   /** Accepts mail to `address` again. */
@@ -55,12 +59,20 @@ export class TestSmtpServer {
       // No TLS and no sign-in: a mail server on the loopback, as a developer's relay.
       disabledCommands: ['STARTTLS', 'AUTH'],
       logger: false,
+      // smtp-server would add an enhanced status code of its choosing to every reply: a refusal's
+      // text says whether it has one, and which.
+      hideENHANCEDSTATUSCODES: true,
       onRcptTo: (address, _session, callback) => {
         const refusal = this.refusals.get(address.address);
-        callback(refusal && Object.assign(new Error(refusal.text), { responseCode: refusal.code }));
+        callback(refusal?.step === 'rcpt' ? Object.assign(new Error(refusal.text), { responseCode: refusal.code }) : undefined);
       },
       onData: (stream, session, callback) => {
         simpleParser(stream).then((parsed) => {
+          const refusal = session.envelope.rcptTo.map((r) => this.refusals.get(r.address)).find((r) => r?.step === 'data');
+          if (refusal) {
+            callback(Object.assign(new Error(refusal.text), { responseCode: refusal.code }));
+            return;
+          }
           this.received.push({
             to: session.envelope.rcptTo.map((r) => r.address).join(','),
             from: parsed.from?.text ?? '',

@@ -73,7 +73,12 @@ export function checkEmailAddress(raw: string): string {
   return address;
 }
 
-/** The lower-cased address, by which a forgotten-password request finds it. */
+/**
+ * The lower-cased address: the key an address is stored and found by (a forgotten-password
+ * request, a verification link, the refusal of a mail to it). Folded here, in application code,
+ * alike on every database: SQLite's `lower()` folds ASCII letters only, so `Ä` and `ä` were two
+ * addresses there and one on PostgreSQL.
+ */
 export function emailKey(address: string): string {
   return address.trim().toLowerCase();
 }
@@ -170,7 +175,7 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
   const current = await deps.stores.memberEmails.find(user.id);
   // The verified address again keeps it, unless its last mail was refused: then, as for an address
   // not verified, saving it again sends it a new link, whose delivery shows it receives mail again.
-  if (current && current.verifiedAt !== null && emailKey(current.address) === emailKey(address) && (await lastRefusal(deps, user.id, current.address)) === undefined) {
+  if (current && current.verifiedAt !== null && emailKey(current.address) === emailKey(address) && current.refusalCode === null) {
     // The member who types the address they have means to keep it: a change waiting is dropped,
     // and the page says which (only the one this call dropped: another page may have asked anew).
     const cancelled = (current.pending !== null && await cancelEmailChange(deps, user.id, emailKey(current.pending))) ? current.pending : null;
@@ -213,24 +218,16 @@ export interface UndeliveredAddress {
   replyCode: number;
 }
 
-/** The reply code with which the server refused the newest mail to `address`, if it was refused and given up. */
-async function lastRefusal(deps: Pick<EmailDeps, 'stores'>, userId: number, address: string): Promise<number | undefined> {
-  const delivery = await deps.stores.mailOutbox.lastDelivery(userId, address);
-  return delivery === undefined || delivery.sent ? undefined : delivery.replyCode;
-}
-
 /**
  * The member's address as their e-mail settings show it, with the addresses (theirs, and the one
- * a change waits for) whose newest mail was refused by their server and given up (refused for
- * good, or for a day), so they learn it did not arrive; a mail sent to it since clears it.
+ * a change waits for) whose newest mail their server refused and was given up (refused for good,
+ * or for a day), kept with the address (`refusalCode`), so they learn it did not arrive however
+ * long after; a mail accepted since, a change or a verification clears it.
  */
 export async function emailSettings(deps: Pick<EmailDeps, 'stores'>, userId: number): Promise<{ email: MemberEmail | undefined; undelivered: UndeliveredAddress[] }> {
   const email = await deps.stores.memberEmails.find(userId);
-  const undelivered: UndeliveredAddress[] = [];
-  for (const address of email === undefined ? [] : [email.address, email.pending]) {
-    const replyCode = address === null ? undefined : await lastRefusal(deps, userId, address);
-    if (address !== null && replyCode !== undefined) undelivered.push({ address, replyCode });
-  }
+  const refusals = email === undefined ? [] : [[email.address, email.refusalCode], [email.pending, email.pendingRefusalCode]] as const;
+  const undelivered = refusals.flatMap(([address, replyCode]) => (address === null || replyCode === null ? [] : [{ address, replyCode }]));
   return { email, undelivered };
 }
 

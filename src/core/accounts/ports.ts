@@ -239,6 +239,13 @@ export interface MemberEmail {
    * which stays the account's (password reset, notices) until this one is verified.
    */
   pending: string | null;
+  /**
+   * The SMTP reply code with which its server refused the newest mail to `address` (its owner's to
+   * fix), kept until a mail to it is accepted or the address is changed or verified; else `null`.
+   */
+  refusalCode: number | null;
+  /** The same for `pending`. */
+  pendingRefusalCode: number | null;
 }
 
 export type EmailLinkPurpose = 'verify_email' | 'reset_password';

@@ -1,17 +1,19 @@
 /**
  * Sending the outbox (INTERFACE section 12): at least once. One pass claims the due mails (one
  * conditional write, under a lease, so two instances never send one mail at once), hands each to
- * the transport and records the outcome: sent; given up at once when the server refused it for
- * good (`refusedForGood`); else tried again after an exponential back-off with jitter until the
- * mail is a day old, then given up. A give-up is logged, and keeps the server's reply code, by
- * which the member's e-mail settings say the mail did not arrive. The log names the mail's id,
- * kind and account, never its address, subject or body: a body may hold a single-use link.
+ * the transport and records the outcome: sent; given up at once when the server's refusal will
+ * not change (`readReply`); else tried again after an exponential back-off with jitter until the
+ * mail is a day old, then given up. A give-up is logged; one whose refusal was of the member's
+ * address keeps its reply code with that address (`MailRecipientStore`), by which their e-mail
+ * settings say the mail did not arrive until a mail to it is accepted. The log names the mail's
+ * id, kind and account, never its address, subject or body: a body may hold a single-use link.
  */
 import { backoffDelayMs } from '../backoff.js';
 import type { Log } from '../log.js';
 import { generateOpaqueId } from '../credentials/formats.js';
 import type { Clock, Instant } from '../time.js';
-import type { MailOutboxStore, MailTransport, OutgoingMail } from './ports.js';
+import type { Stores } from '../stores.js';
+import type { MailTransport, OutgoingMail, SmtpReply } from './ports.js';
 
 /** A mail is tried for this long after it was queued, then given up. */
 export const MAIL_MAX_AGE_MS = 24 * 3600 * 1000;
@@ -33,18 +35,68 @@ export interface MailPass {
 }
 
 /**
- * Whether an SMTP reply refuses a mail for good. RFC 5321 section 4.2.1: after a 5yz reply "the
- * same request in the same sequence will fail again", so a retry only knocks again on a closed
- * door. Save 552 (a mailbox over its quota, which its owner may empty; a 552 to RCPT is to be
- * taken as the temporary 452, section 4.5.3.1.10), which is tried again as a 4yz is. A 4yz, or no
- * reply, is tried again.
+ * What a server's refusal means for the mail: `giveUp`, tried no more (else tried again with
+ * back-off until it is a day old); `addressRefused`, the member's address is what was refused, so
+ * a give-up is kept with it and their e-mail settings say so (else it is the site's problem: its
+ * relay, setup or message, which no member can fix, and the log tells the operator).
  */
-export function refusedForGood(replyCode: number | null): boolean {
-  return replyCode !== null && replyCode >= 500 && replyCode <= 599 && replyCode !== 552;
+export interface ReplyReading {
+  giveUp: boolean;
+  addressRefused: boolean;
+}
+
+const RETRY_SITE: ReplyReading = { giveUp: false, addressRefused: false };
+const RETRY_ADDRESS: ReplyReading = { giveUp: false, addressRefused: true };
+const GIVE_UP_SITE: ReplyReading = { giveUp: true, addressRefused: false };
+const GIVE_UP_ADDRESS: ReplyReading = { giveUp: true, addressRefused: true };
+
+/**
+ * Reads a refusal by its codes alone, never its words (docs/operations.md, "Mail"). A reply to
+ * anything but RCPT or DATA (sign-in, MAIL FROM) refuses the site, for every mail alike: tried
+ * again, so fixing the setting within the day loses nothing. To RCPT or DATA, the enhanced status
+ * code decides where the server gives one (RFC 3463 section 3), else the basic code:
+ * - `x.1.y` addressing (a bad mailbox, address or domain) is the member's address, save `x.1.7`
+ *   and `x.1.8`, the sender's address (the site's `MAIL_FROM`, refused at RCPT by a relay that
+ *   checks the sender late);
+ * - `x.2.y` mailbox status is the member's mailbox, `x.2.2` (full) tried again, as its owner may
+ *   empty it; save `x.2.3`, a message over the mailbox's size limit;
+ * - `5.2.3` and `5.3.4`, a message too large, and `x.6.y`, its content, fail again on retry: given
+ *   up at once, the site's (its message), not the member's;
+ * - `x.3.y` the mail system, `x.5.y` the protocol and `x.7.y` security or policy (`5.7.1` relay
+ *   access denied) are the site's relay refusing the site: tried again;
+ * - `x.4.y` network and routing, or no enhanced code: by the basic code.
+ * By the basic code, a 5yz gives up at once (RFC 5321 section 4.2.1: "the same request in the
+ * same sequence will fail again"), the member's address, save `552`: to RCPT a mailbox over its
+ * quota, tried again (section 4.5.3.1.10 reads it as the temporary 452); to DATA a message over
+ * the server's size limit, given up at once, the site's. A 4yz is tried again, the member's.
+ */
+export function readReply(reply: SmtpReply): ReplyReading {
+  if (reply.step === 'site') return RETRY_SITE;
+  const permanent = reply.code >= 500;
+  const [, subject, detail] = (reply.enhanced ?? '').split('.').map(Number);
+  switch (reply.enhanced === null ? undefined : subject) {
+    case 1:
+      if (detail === 7 || detail === 8) return RETRY_SITE;
+      return permanent ? GIVE_UP_ADDRESS : RETRY_ADDRESS;
+    case 2:
+      if (detail === 3) return permanent ? GIVE_UP_SITE : RETRY_SITE;
+      return permanent && detail !== 2 ? GIVE_UP_ADDRESS : RETRY_ADDRESS;
+    case 3:
+      return permanent && detail === 4 ? GIVE_UP_SITE : RETRY_SITE;
+    case 6:
+      return permanent ? GIVE_UP_SITE : RETRY_SITE;
+    case 5:
+    case 7:
+      return RETRY_SITE;
+    default:
+      if (!permanent) return RETRY_ADDRESS;
+      if (reply.code !== 552) return GIVE_UP_ADDRESS;
+      return reply.step === 'data' ? GIVE_UP_SITE : RETRY_ADDRESS;
+  }
 }
 
 export interface MailDeps {
-  readonly stores: { readonly mailOutbox: MailOutboxStore };
+  readonly stores: Pick<Stores, 'mailOutbox' | 'transaction'>;
   readonly clock: Clock;
 }
 
@@ -64,24 +116,38 @@ export async function sendDueMail(deps: MailDeps, transport: MailTransport, log:
 }
 
 async function sendOne(deps: MailDeps, transport: MailTransport, log: Log, claim: string, row: OutgoingMail, random: () => number): Promise<'sent' | 'retrying' | 'abandoned'> {
-  const store = deps.stores.mailOutbox;
   const details = { mail_id: row.id, kind: row.kind, user_id: row.userId, attempt: row.attempts };
   const outcome = await transport.send(row.id, row);
   const at = deps.clock.now();
   if (outcome.sent) {
-    await store.sent(row.id, claim, at);
+    // The row and the member's address in one transaction: an accepted mail clears a refusal kept for its address.
+    await deps.stores.transaction(async (tx) => {
+      if (await tx.mailOutbox.sent(row.id, claim, at) && row.userId !== null) await tx.mailRecipients.accepted(row.userId, row.to);
+    });
     log.info(details, 'mail sent');
     return 'sent';
   }
+  const { reply } = outcome;
+  const reading = reply === null ? RETRY_SITE : readReply(reply);
+  const replyLog = reply === null ? {} : { reply_code: reply.code, enhanced_code: reply.enhanced };
   const next = at + backoffDelayMs(row.attempts, MAIL_FIRST_RETRY_MS, MAIL_RETRY_CAP_MS, random);
-  const forGood = refusedForGood(outcome.replyCode);
-  if (forGood || next - row.createdAt > MAIL_MAX_AGE_MS) {
-    const error = forGood ? `${outcome.error}; refused for good` : `${outcome.error}; tried for ${Math.round((at - row.createdAt) / 60_000)} minutes`;
-    await store.abandon(row.id, claim, at, error, outcome.replyCode);
-    log.warn({ ...details, error, reply_code: outcome.replyCode }, 'mail given up');
+  if (reading.giveUp || next - row.createdAt > MAIL_MAX_AGE_MS) {
+    const error = reading.giveUp ? `${outcome.error}; refused for good` : `${outcome.error}; tried for ${Math.round((at - row.createdAt) / 60_000)} minutes`;
+    // The address's refusal is kept with the member's address, in the give-up's transaction, past the row.
+    const refusedCode = reply !== null && reading.addressRefused ? reply.code : null;
+    await deps.stores.transaction(async (tx) => {
+      if (await tx.mailOutbox.abandon(row.id, claim, at, error, refusedCode) && row.userId !== null && refusedCode !== null) {
+        await tx.mailRecipients.refused(row.userId, row.to, refusedCode);
+      }
+    });
+    log.warn({ ...details, error, ...replyLog, address_refused: refusedCode !== null }, 'mail given up');
     return 'abandoned';
   }
-  await store.retryAt(row.id, claim, next, outcome.error);
-  log.info({ ...details, error: outcome.error, next_attempt_at: new Date(next).toISOString() }, 'mail not sent; will retry');
+  await deps.stores.mailOutbox.retryAt(row.id, claim, next, outcome.error);
+  const retry = { ...details, error: outcome.error, ...replyLog, next_attempt_at: new Date(next).toISOString() };
+  // A refusal of the site by its relay is the operator's to fix (SMTP_URL, MAIL_FROM, the relay's
+  // setup): one warning for the attempt, where a mail merely waiting is an info line.
+  if (reply !== null && !reading.addressRefused) log.warn(retry, 'mail refused by the site\'s mail relay; will retry');
+  else log.info(retry, 'mail not sent; will retry');
   return 'retrying';
 }

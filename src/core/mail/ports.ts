@@ -56,16 +56,10 @@ export interface MailOutboxStore {
   /** Releases the mail to be tried again at `nextAttemptAt`. */
   retryAt(id: number, claim: string, nextAttemptAt: Instant, error: string): Promise<boolean>;
   /**
-   * Gives the mail up for good and forgets its body. `replyCode`: the SMTP reply with which its
-   * server refused the last attempt (`MailOutcome`), kept so its reader can be told (`lastDelivery`).
+   * Gives the mail up for good and forgets its body. `replyCode`: the SMTP reply code with which
+   * its server refused the mail's address (`MailRecipientStore.refused`), kept for the operator.
    */
   abandon(id: number, claim: string, now: Instant, error: string, replyCode: number | null): Promise<boolean>;
-  /**
-   * What became of the newest mail for `userId` to `to` (in any case) that was sent, or given up
-   * after its server refused it (a reply code); `undefined`: none the outbox still keeps. A mail
-   * given up with no reply (the server away, replaced by a newer one) says nothing of the address.
-   */
-  lastDelivery(userId: number, to: string): Promise<MailDelivery | undefined>;
   /**
    * Gives up, as `abandon` does, the mails of `kind` to `userId` still waiting after an attempt
    * failed and not held by a claim (none is being sent), for a newer one that replaces them;
@@ -75,15 +69,36 @@ export interface MailOutboxStore {
   supersede(userId: number, kind: string, now: Instant): Promise<number>;
 }
 
-/** The newest outcome of mail to an address: sent, or refused by its server with `replyCode` and given up. */
-export type MailDelivery = { sent: true } | { sent: false; replyCode: number };
+/**
+ * Where the newest outcome of a member's mail is kept with the member's address (their e-mail
+ * record), past the outbox row, which the janitor deletes after the audit window: a member who
+ * comes back later still learns that mail to their address is refused. An address is matched by
+ * its key (`emailKey`: lower-cased in application code, alike on every database).
+ */
+export interface MailRecipientStore {
+  /** Keeps `replyCode` on the account's address or pending address that `to` is, if it still is one. */
+  refused(userId: number, to: string, replyCode: number): Promise<void>;
+  /** Forgets a refusal kept for the account's address or pending address that `to` is: mail to it was accepted. */
+  accepted(userId: number, to: string): Promise<void>;
+}
 
 /**
- * What an attempt came to. `replyCode`: the server's reply (RFC 5321 section 4.2) when it refused
- * the mail's recipient or its data (RCPT, DATA), else `null` (it was not reached, went away, or
- * refused the site itself: its sign-in, or its sender at MAIL).
+ * A server's reply to one step of the exchange, by its codes alone (never its words): `step` is
+ * `recipient` (RCPT TO), `data` (DATA), or `site` for any other (the greeting, EHLO, AUTH, MAIL
+ * FROM: the site's connection, sign-in or sender); `code` three digits, 4yz or 5yz (RFC 5321
+ * section 4.2); `enhanced` the enhanced status code the reply starts with, if any (RFC 3463).
  */
-export type MailOutcome = { sent: true } | { sent: false; error: string; replyCode: number | null };
+export interface SmtpReply {
+  step: 'recipient' | 'data' | 'site';
+  code: number;
+  enhanced: string | null;
+}
+
+/**
+ * What an attempt came to. `reply`: the server's refusal (a 4yz or 5yz), else `null` (it was not
+ * reached, went away, or answered without a three-digit code).
+ */
+export type MailOutcome = { sent: true } | { sent: false; error: string; reply: SmtpReply | null };
 
 /** Hands a message to the mail system: SMTP, or `.eml` files on a developer's machine (src/mail/). */
 export interface MailTransport {

@@ -1,5 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
+import { emailKey } from '../../../core/accounts/email.js';
 import type { EmailLink, EmailLinkPurpose, MemberEmail, MemberEmailStore, StoredEmailLink } from '../../../core/accounts/ports.js';
+import type { MailRecipientStore } from '../../../core/mail/ports.js';
 import { isLocale, type Locale } from '../../../core/locales.js';
 import type { Instant } from '../../../core/time.js';
 import type { Database, EmailLinksTable, MemberEmailsTable } from '../../schema.js';
@@ -8,6 +10,7 @@ function toEmail(row: Selectable<MemberEmailsTable>): MemberEmail {
   return {
     userId: row.user_id, address: row.address, verifiedAt: row.verified_at === null ? null : Number(row.verified_at), updatedAt: Number(row.updated_at),
     language: isLocale(row.language) ? row.language : null, pending: row.pending_address,
+    refusalCode: row.refusal_code, pendingRefusalCode: row.pending_refusal_code,
   };
 }
 
@@ -18,7 +21,8 @@ function toLink(row: Selectable<EmailLinksTable>): StoredEmailLink {
   };
 }
 
-export class KyselyMemberEmailStore implements MemberEmailStore {
+/** The member's e-mail record, and the refusals of mail to its addresses kept on it. */
+export class KyselyMemberEmailStore implements MemberEmailStore, MailRecipientStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async find(userId: number): Promise<MemberEmail | undefined> {
@@ -27,13 +31,13 @@ export class KyselyMemberEmailStore implements MemberEmailStore {
   }
 
   async set(userId: number, address: string, language: Locale, now: Instant): Promise<{ email: MemberEmail; changeStarted: boolean }> {
-    const key = address.toLowerCase();
+    const key = emailKey(address);
     // Each statement decides against the row as it is when written (a verification that lands
     // between the member's page and the write still turns the change into a pending one), and
     // of two racing changes to one new address only the write that made it pending says so.
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const started = await this.db.updateTable('member_emails')
-        .set({ pending_address: address, pending_address_key: key, updated_at: now, language })
+        .set({ pending_address: address, pending_address_key: key, pending_refusal_code: null, updated_at: now, language })
         .where('user_id', '=', userId).where('verified_at', 'is not', null).where('address_key', '<>', key)
         .where((eb) => eb.or([eb('pending_address_key', 'is', null), eb('pending_address_key', '<>', key)]))
         .returningAll().executeTakeFirst();
@@ -42,6 +46,8 @@ export class KyselyMemberEmailStore implements MemberEmailStore {
       // address again (drops a pending one), or the pending address again (kept as it is).
       const unverified = sql<boolean>`member_emails.verified_at is null`;
       const keeps = sql<boolean>`(${unverified} or member_emails.address_key = ${key})`;
+      // A refusal stays with its address until the address changes: the same address saved again keeps it.
+      const sameAddress = sql<boolean>`member_emails.address_key = ${key}`;
       const row = await this.db.insertInto('member_emails')
         .values({ user_id: userId, address, address_key: key, verified_at: null, updated_at: now, language, pending_address: null, pending_address_key: null })
         .onConflict((oc) => oc.column('user_id').doUpdateSet({
@@ -49,6 +55,8 @@ export class KyselyMemberEmailStore implements MemberEmailStore {
           address_key: sql`case when ${unverified} then ${key} else member_emails.address_key end`,
           pending_address: sql`case when ${keeps} then null else ${address} end`,
           pending_address_key: sql`case when ${keeps} then null else ${key} end`,
+          refusal_code: sql`case when ${sameAddress} or member_emails.verified_at is not null then member_emails.refusal_code else null end`,
+          pending_refusal_code: sql`case when ${keeps} then null else member_emails.pending_refusal_code end`,
           updated_at: now, language,
         }).where(sql<boolean>`(${keeps} or member_emails.pending_address_key = ${key})`))
         .returningAll().executeTakeFirst();
@@ -59,7 +67,7 @@ export class KyselyMemberEmailStore implements MemberEmailStore {
   }
 
   async cancelPending(userId: number, now: Instant, pendingKey?: string): Promise<boolean> {
-    let query = this.db.updateTable('member_emails').set({ pending_address: null, pending_address_key: null, updated_at: now })
+    let query = this.db.updateTable('member_emails').set({ pending_address: null, pending_address_key: null, pending_refusal_code: null, updated_at: now })
       .where('user_id', '=', userId).where('pending_address_key', 'is not', null);
     if (pendingKey !== undefined) query = query.where('pending_address_key', '=', pendingKey);
     const result = await query.executeTakeFirst();
@@ -86,6 +94,9 @@ export class KyselyMemberEmailStore implements MemberEmailStore {
       address_key: sql`case when ${pending} then pending_address_key else address_key end`,
       pending_address: sql`case when ${pending} then null else pending_address end`,
       pending_address_key: sql`case when ${pending} then null else pending_address_key end`,
+      // A verified address receives mail: whatever refusal was kept for it, or for the one it replaces, is over.
+      refusal_code: null,
+      pending_refusal_code: sql`case when ${pending} then null else pending_refusal_code end`,
       verified_at: now,
     }).where('user_id', '=', userId)
       .where((eb) => eb.or([eb('pending_address_key', '=', addressKey), eb('address_key', '=', addressKey)]))
@@ -93,6 +104,25 @@ export class KyselyMemberEmailStore implements MemberEmailStore {
       .where((eb) => eb.exists(eb.selectFrom('users').select('users.id').whereRef('users.id', '=', 'member_emails.user_id').where('users.status', '=', 'active')))
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
+  }
+
+  async refused(userId: number, to: string, replyCode: number): Promise<void> {
+    await this.keepOutcome(userId, to, replyCode);
+  }
+
+  async accepted(userId: number, to: string): Promise<void> {
+    await this.keepOutcome(userId, to, null);
+  }
+
+  /** Writes `code` on the account's address and pending address whose key is `to`'s, in one statement. */
+  private async keepOutcome(userId: number, to: string, code: number | null): Promise<void> {
+    const key = emailKey(to);
+    await this.db.updateTable('member_emails').set({
+      refusal_code: sql`case when address_key = ${key} then ${code} else refusal_code end`,
+      pending_refusal_code: sql`case when pending_address_key = ${key} then ${code} else pending_refusal_code end`,
+    }).where('user_id', '=', userId)
+      .where((eb) => eb.or([eb('address_key', '=', key), eb('pending_address_key', '=', key)]))
+      .execute();
   }
 
   async createLink(link: EmailLink, now: Instant): Promise<void> {

@@ -1,5 +1,5 @@
 import { type ExpressionBuilder, type Kysely, PostgresAdapter, type Selectable, sql } from 'kysely';
-import type { MailDelivery, MailOutboxStore, NewOutgoingMail, OutgoingMail } from '../../../core/mail/ports.js';
+import type { MailOutboxStore, NewOutgoingMail, OutgoingMail } from '../../../core/mail/ports.js';
 import { isLocale } from '../../../core/locales.js';
 import type { Instant } from '../../../core/time.js';
 import type { Database, MailOutboxTable } from '../../schema.js';
@@ -88,17 +88,6 @@ export class KyselyMailOutboxStore implements MailOutboxStore {
 
   async abandon(id: number, claim: string, now: Instant, error: string, replyCode: number | null): Promise<boolean> {
     return this.finish(id, claim, { ...FORGOTTEN, abandoned_at: now, last_error: error.slice(0, ERROR_MAX_LENGTH), reply_code: replyCode });
-  }
-
-  async lastDelivery(userId: number, to: string): Promise<MailDelivery | undefined> {
-    // lower() on both sides: the address as mailed and as asked about are folded alike on each database.
-    const row = await this.db.selectFrom('mail_outbox').select(['sent_at', 'reply_code'])
-      .where('user_id', '=', userId).where(sql<boolean>`lower(recipient) = lower(${to})`)
-      .where((eb) => eb.or([eb('sent_at', 'is not', null), eb('reply_code', 'is not', null)]))
-      .orderBy(sql`coalesce(sent_at, abandoned_at)`, 'desc').orderBy('id', 'desc').limit(1)
-      .executeTakeFirst();
-    if (row === undefined) return undefined;
-    return row.sent_at !== null ? { sent: true } : { sent: false, replyCode: Number(row.reply_code) };
   }
 
   async supersede(userId: number, kind: string, now: Instant): Promise<number> {

@@ -1,0 +1,50 @@
+/**
+ * How a server's refusal is read (`readReply`, docs/operations.md "Mail"): by its enhanced status
+ * code where it gives one (RFC 3463 section 3), else by its basic code (RFC 5321 section 4.2);
+ * never by its words. Each rule: whether the mail is given up at once, and whether the member's
+ * address is what was refused.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { type ReplyReading, readReply } from '../../src/core/mail/outbox.js';
+import type { SmtpReply } from '../../src/core/mail/ports.js';
+
+const GIVE_UP_ADDRESS: ReplyReading = { giveUp: true, addressRefused: true };
+const RETRY_ADDRESS: ReplyReading = { giveUp: false, addressRefused: true };
+const GIVE_UP_SITE: ReplyReading = { giveUp: true, addressRefused: false };
+const RETRY_SITE: ReplyReading = { giveUp: false, addressRefused: false };
+
+function reads(cases: ReadonlyArray<readonly [SmtpReply['step'], number, string | null]>, expected: ReplyReading): void {
+  for (const [step, code, enhanced] of cases) assert.deepEqual(readReply({ step, code, enhanced }), expected, `${step} ${code} ${enhanced ?? ''}`);
+}
+
+test('x.1.y (a bad mailbox, address or domain) is the member\'s address: a 5.1.y is given up at once, a 4.1.y tried again', () => {
+  reads([['recipient', 550, '5.1.1'], ['recipient', 553, '5.1.3'], ['recipient', 550, '5.1.2'], ['data', 550, '5.1.10']], GIVE_UP_ADDRESS);
+  reads([['recipient', 450, '4.1.1']], RETRY_ADDRESS);
+});
+
+test('x.1.7 and x.1.8, the sender\'s address refused at RCPT, are the site\'s: tried again', () => {
+  reads([['recipient', 553, '5.1.8'], ['recipient', 550, '5.1.7'], ['recipient', 450, '4.1.8']], RETRY_SITE);
+});
+
+test('x.7.y (5.7.1 relay access denied, policy, authentication), x.3.y the mail system and x.5.y the protocol are the site\'s relay refusing the site: tried again, never the member\'s address', () => {
+  reads([['recipient', 554, '5.7.1'], ['recipient', 550, '5.7.26'], ['data', 550, '5.7.1'], ['recipient', 550, '5.3.5'], ['recipient', 421, '4.3.2'], ['recipient', 501, '5.5.4'], ['recipient', 452, '4.5.3'], ['recipient', 451, '4.7.1']], RETRY_SITE);
+});
+
+test('a message too large (552 at DATA, 5.3.4, 5.2.3) or refused for its content (5.6.y) fails again on retry: given up at once, the site\'s', () => {
+  reads([['data', 552, null], ['data', 552, '5.3.4'], ['data', 554, '5.3.4'], ['recipient', 552, '5.2.3'], ['data', 554, '5.6.0']], GIVE_UP_SITE);
+});
+
+test('x.2.y is the member\'s mailbox: full (x.2.2) is tried again, disabled (5.2.1) given up at once', () => {
+  reads([['data', 552, '5.2.2'], ['recipient', 452, '4.2.2'], ['recipient', 450, '4.2.0']], RETRY_ADDRESS);
+  reads([['recipient', 550, '5.2.1']], GIVE_UP_ADDRESS);
+});
+
+test('without an enhanced code (or with an x.4.y), the basic code reads: a 5yz is the member\'s address given up at once, 554 too, save 552 to RCPT, tried again as a 452; a 4yz is tried again', () => {
+  reads([['recipient', 550, null], ['recipient', 554, null], ['data', 554, null], ['recipient', 551, null], ['recipient', 550, '5.4.4']], GIVE_UP_ADDRESS);
+  reads([['recipient', 552, null], ['recipient', 451, null], ['data', 450, '4.4.1']], RETRY_ADDRESS);
+});
+
+test('a refusal of any other step (sign-in, MAIL FROM) is the site\'s, whatever its codes: tried again', () => {
+  reads([['site', 535, '5.7.8'], ['site', 553, '5.1.1'], ['site', 550, null], ['site', 552, '5.3.4']], RETRY_SITE);
+});
