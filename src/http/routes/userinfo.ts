@@ -33,8 +33,9 @@ export async function userInfoRoutes(app: FastifyInstance, options: { securityHe
   // UserInfo is no RFC 8707 resource: a token issued for the resource API alone is refused here.
   // Its form body is read (app.ts), so a form without a token is told it has none.
   registerBearerGate(app, options.securityHeaders, { resource: null, readsForm: 'always' });
-  // OIDC Core 5.3.1 and RFC 6750 2.2: a POST's body is a form, or none (no Content-Type); any other
-  // type, or a Content-Type that names none (Fastify's 415 otherwise), is 400 `invalid_request`
+  // OIDC Core 5.3.1 and RFC 6750 2.2: a POST's body is a form, or none (no Content-Type, or an
+  // empty one sent alone); any other type, or a Content-Type that names none otherwise (no
+  // type/subtype; Fastify's 415 otherwise), is 400 `invalid_request`
   // before the body is read (`bodyNotForm`), as node-oidc-provider answers. Only an admitted
   // token's POST gets here (the gate refused any other with its 401 first); a preflight's body is
   // no POST's. The body left unread, the connection ends with the answer, as Fastify ends it after
