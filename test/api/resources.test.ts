@@ -490,6 +490,18 @@ forEachDatabase('resource API answers', (database) => {
     }
   });
 
+  test('UserInfo reads an empty Content-Type as none only when it is the one sent: one before a second (JSON, or a form carrying access_token beside the header) is refused 400 as a body of another type (RFC 9110 5.3, OIDC Core 5.3.1)', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newAccessToken(t.deps, user, 'openid profile:read');
+    for (const [second, body] of [['application/json', '{"a":1}'], ['application/x-www-form-urlencoded', 'access_token=svco_x'], ['', 'a=b']] as const) {
+      const asked = `then ${JSON.stringify(second)}`;
+      const answer = await rawRequest('POST', `${t.baseUrl}/api/oauth/userinfo`, ['Authorization', `Bearer ${token}`, 'Content-Type', '', 'Content-Type', second], body);
+      assert.equal(answer.status, 400, asked);
+      assert.match(String(answer.headers['www-authenticate']), /^Bearer realm="api", error="invalid_request"/, asked);
+      assert.match((JSON.parse(answer.body) as { error_description: string }).error_description, /A POST to UserInfo carries no body or a form/, asked);
+    }
+  });
+
   test('UserInfo refuses a POST whose Content-Type names no media type (no type/subtype, a list) as it refuses any type but a form: 400 invalid_request with the challenge, not a 415 without one (OIDC Core 5.3.1, RFC 6750 3.1)', async () => {
     const user = await newUser(t.deps);
     const { token } = await newAccessToken(t.deps, user, 'openid profile:read');

@@ -9,6 +9,7 @@ import { userInfoClaims } from '../../core/oidc/claims.js';
 import { siteUrls } from '../../core/urls.js';
 import { isForm, registerBearerGate, registerGatedNotFound, requestBearer } from '../plugins/bearer.js';
 import { preflight } from '../plugins/cors.js';
+import { fieldRepeats } from '../repeated-fields.js';
 import type { HeaderSet } from '../plugins/security-headers.js';
 
 const PATH = '/api/oauth/userinfo';
@@ -32,8 +33,9 @@ export async function userInfoRoutes(app: FastifyInstance, options: { securityHe
   // UserInfo is no RFC 8707 resource: a token issued for the resource API alone is refused here.
   // Its form body is read (app.ts), so a form without a token is told it has none.
   registerBearerGate(app, options.securityHeaders, { resource: null, readsForm: 'always' });
-  // OIDC Core 5.3.1 and RFC 6750 2.2: a POST's body is a form, or none (no Content-Type); any other
-  // type, or a Content-Type that names none (Fastify's 415 otherwise), is 400 `invalid_request`
+  // OIDC Core 5.3.1 and RFC 6750 2.2: a POST's body is a form, or none (no Content-Type, or an
+  // empty one sent alone); any other type, or a Content-Type that names none otherwise (no
+  // type/subtype; Fastify's 415 otherwise), is 400 `invalid_request`
   // before the body is read (`bodyNotForm`), as node-oidc-provider answers. Only an admitted
   // token's POST gets here (the gate refused any other with its 401 first); a preflight's body is
   // no POST's. The body left unread, the connection ends with the answer, as Fastify ends it after
@@ -44,9 +46,13 @@ export async function userInfoRoutes(app: FastifyInstance, options: { securityHe
     // An empty field (or only blanks, which Node trims) is read as none, as node-oidc-provider
     // reads it: it names no type, so a bodiless POST that sends it is served (RFC 6750 2.2's form
     // is for a token sent in the body; RFC 9110 8.3: the field describes content). Removed before
-    // Fastify reads the field, which it would refuse 415 as a malformed media type.
-    if (type === '') delete request.raw.headers['content-type'];
-    if (type === undefined || type === '' || isForm(request)) return done(null, payload);
+    // Fastify reads the field, which it would refuse 415 as a malformed media type. Only when it is
+    // the one sent: Node keeps the first of two and drops the rest, so an empty one before a
+    // second (JSON, or a form carrying access_token beside the header) is refused as another type
+    // (RFC 9110 5.3: Content-Type takes one value), as a repeated Authorization is.
+    const emptyAlone = type === '' && !fieldRepeats(request, 'content-type');
+    if (emptyAlone) delete request.raw.headers['content-type'];
+    if (type === undefined || emptyAlone || isForm(request)) return done(null, payload);
     reply.header('connection', 'close');
     done(request.bearer?.scheme === 'DPoP' ? BEARER_REFUSALS.bodyNotFormDpop : BEARER_REFUSALS.bodyNotForm);
   });
