@@ -1,7 +1,8 @@
 /**
  * Two catalog sentences set in one paragraph take a space after an English full stop and none
  * after a Chinese one (。！？), over real HTTP in each language: a line break between them in the
- * template is a space too, as Chromium renders it ("…登录。 你当前…").
+ * template is a space too, as Chromium renders it ("…登录。 你当前…"). Nor does a space stand
+ * before a full-width bracket ("描述（可选）").
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -41,6 +42,39 @@ forEachDatabase('sentences joined on a page', (database) => {
       const question = await visitor.get(`/posts/${post.id}/delete`);
       assert.equal(question.status, 200, locale);
       assert.equal(paragraphWith(question.text, deletion.slice(0, 6)), deletion, locale);
+    }
+  });
+
+  /** The text of the `<label for="id">`, its tags dropped and its white space as HTML keeps it. */
+  function labelText(page: string, id: string): string {
+    const found = new RegExp(`<label for="${id}">([^]*?)</label>`).exec(page);
+    assert.ok(found, `a label for ${id}`);
+    return found[1]!.replace(/<[^>]*>/g, '').replace(/\s+/g, ' ').trim();
+  }
+
+  test('a scope on the tokens page joins what it allows and what it does not with a space in English and none after a Chinese full stop', async () => {
+    const { visitor } = await signedInMember(t, `scoped${randomBytes(4).toString('hex')}`, PASSWORD);
+    const expected: Record<string, string> = {
+      en: 'profile:read Nickname, avatar, bio, membership status, level and experience points. Not: Your e-mail address and account status.',
+      'zh-CN': 'profile:read 昵称、头像、个人简介、会员身份、等级和经验值。不包括：你的邮箱地址和账号状态。',
+      'zh-TW': 'profile:read 暱稱、大頭貼、自我介紹、會員身分、等級和經驗值。不包括：你的電子郵件地址和帳號狀態。',
+    };
+    for (const [locale, label] of Object.entries(expected)) {
+      visitor.cookies.set('lang', locale);
+      const page = await visitor.get('/settings/tokens');
+      assert.equal(page.status, 200, locale);
+      assert.equal(labelText(page.text, 'scope-profile-read'), label, locale);
+    }
+  });
+
+  test('the optional mark after a field of the app registration form takes a space in English and none before a Chinese full-width bracket', async () => {
+    const { visitor } = await signedInMember(t, `optional${randomBytes(4).toString('hex')}`, PASSWORD);
+    const expected: Record<string, string> = { en: 'Description (optional)', 'zh-CN': '描述（可选）', 'zh-TW': '說明（選填）' };
+    for (const [locale, label] of Object.entries(expected)) {
+      visitor.cookies.set('lang', locale);
+      const page = await visitor.get('/settings/developers');
+      assert.equal(page.status, 200, locale);
+      assert.equal(labelText(page.text, 'description'), label, locale);
     }
   });
 });

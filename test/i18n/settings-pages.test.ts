@@ -150,7 +150,7 @@ forEachDatabase('the settings pages in the member\'s language and clock', (datab
 
   test('times on the security page are in the member\'s zone with its offset', async () => {
     const { visitor } = await member();
-    const signedInAt = /<td role="cell" data-label="Signed in">[^<]*<time datetime="([^"]+)">([^<]+)<\/time>/;
+    const signedInAt = /<td role="cell" data-label="Signed in">[^<]*<span class="when">\(<time datetime="([^"]+)">([^<]+)<\/time>/;
     await visitor.post('/settings/profile', { time_zone: 'Asia/Taipei' });
     assert.deepEqual(signedInAt.exec((await visitor.get('/settings/security')).text)?.slice(1), ['2026-11-22T00:30:48Z', '2026-11-22 08:30 UTC+8']);
     await visitor.post('/settings/profile', { time_zone: 'Europe/London' });
@@ -163,10 +163,10 @@ forEachDatabase('the settings pages in the member\'s language and clock', (datab
     const { visitor } = await member();
     const cell = /<td role="cell" data-label="(?:Signed in|登录时间|登入時間)">([^]*?)<\/td>/;
     const english = cell.exec((await visitor.get('/settings/security')).text)?.[1];
-    assert.match(english ?? '', /^\w[^<]* \(<time datetime="2026-11-22T00:30:48Z">2026-11-22 08:30 UTC\+8<\/time>\)$/);
+    assert.match(english ?? '', /^\w[^<]* <span class="when">\(<time datetime="2026-11-22T00:30:48Z">2026-11-22 08:30 UTC\+8<\/time>\)<\/span>$/);
     await visitor.post('/settings/profile', { language: 'zh-CN' });
     const chinese = cell.exec((await visitor.get('/settings/security')).text)?.[1];
-    assert.match(chinese ?? '', /^[^<\w]+（<time datetime="2026-11-22T00:30:48Z">2026-11-22 08:30 UTC\+8<\/time>）$/);
+    assert.match(chinese ?? '', /^[^<\w]+<span class="when">（<time datetime="2026-11-22T00:30:48Z">2026-11-22 08:30 UTC\+8<\/time>）<\/span>$/);
   });
 
   /** A member with something on every settings page: a token, an authorized app, an app of their own, two-step on. */

@@ -258,6 +258,37 @@ describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromiu
     assert.deepEqual(problems, []);
   });
 
+  test('Chinese line breaking (W3C clreq 3.1.7): the full-width brackets around a shown time stay on its line, so no line ends with "（" or starts with "）", at 390 px in zh-CN and zh-TW', async () => {
+    const problems: string[] = [];
+    for (const locale of ['zh-CN', 'zh-TW'] as const) {
+      await walk(locale, async (page, path) => {
+        const stranded = await page.evaluate(() => {
+          const found: string[] = [];
+          for (const time of document.querySelectorAll('time')) {
+            const boxes = time.getClientRects();
+            if (boxes.length === 0) continue;
+            // The bracket just before the time and the one just after, each beside the box of the time next to it.
+            for (const [text, offset, box, bracket, where] of [
+              [time.previousSibling, -1, boxes[0]!, '（', 'ends the line before'],
+              [time.nextSibling, 0, boxes[boxes.length - 1]!, '）', 'starts the line after'],
+            ] as const) {
+              if (!(text instanceof Text) || text.data.at(offset) !== bracket) continue;
+              const range = document.createRange();
+              const at = offset < 0 ? text.data.length - 1 : 0;
+              range.setStart(text, at);
+              range.setEnd(text, at + 1);
+              const mark = range.getBoundingClientRect();
+              if (mark.height > 0 && (mark.bottom <= box.top || mark.top >= box.bottom)) found.push(`"${bracket}" ${where} ${time.textContent}`);
+            }
+          }
+          return found;
+        });
+        for (const line of stranded) problems.push(`${locale} ${path}: ${line}`);
+      });
+    }
+    assert.deepEqual(problems, [], problems.join('\n'));
+  });
+
   test('Chinese beside Latin (W3C clreq 3.2.2): a Latin app name between Han characters stands a narrow space apart from them, a Chinese name stands close', async () => {
     const page = await member.newPage();
     await member.addCookies([{ name: 'lang', value: 'zh-CN', url: t.baseUrl }]);

@@ -149,7 +149,7 @@ forEachDatabase('posts after writing', (database) => {
     assert.doesNotMatch(shownBody, /href="(javascript|data):/i);
     assert.doesNotMatch(shownBody, /<a href="https:\/\/evil/);
     assert.match(page.text, /After &lt;b&gt;/);
-    assert.match(page.text, /edited [^<(]+\(<time datetime="[^"]+">[^<]+ UTC\+8<\/time>\)/, 'the page says it was edited, how long ago and when');
+    assert.match(page.text, /edited [^<(]+<span class="when">\(<time datetime="[^"]+">[^<]+ UTC\+8<\/time>\)/, 'the page says it was edited, how long ago and when');
     assert.doesNotMatch(page.text, /The first version/);
 
     const bad = await visitor.post(`/posts/${id}/edit`, { title: '', category: 'Edited', body: 'x', status: 'published' });

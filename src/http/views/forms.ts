@@ -30,6 +30,11 @@ export function sentenceGap(sentence: string | Html): string {
   return /[。！？]$/.test(text) ? '' : ' ';
 }
 
+/** The space between two runs of words: none after a full-width stop or bracket, nor before a full-width bracket, as Chinese sets them. */
+export function spaceBetween(before: string, after: string): string {
+  return /[。！？）」]$/.test(before) || /^[（「]/.test(after) ? '' : ' ';
+}
+
 /** Sentences as one text, each set apart from the next by `sentenceGap`. */
 export function sentences(parts: readonly string[]): string {
   return parts.reduce((text, next) => (text === '' ? next : text + sentenceGap(text) + next), '');

@@ -14,7 +14,7 @@ import { formatSiteTime } from '../../core/site-time.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 import { stackedTable } from './stacked-table.js';
-import { type FormErrors, type ProblemWords, control, errorList, errorSummary, errorsFor, fieldMessage } from './forms.js';
+import { type FormErrors, type ProblemWords, control, errorList, errorSummary, errorsFor, fieldMessage, spaceBetween } from './forms.js';
 import { eventFrom, eventLine } from './security-events.js';
 import { at, copyButton, notice, settingsLayout } from './settings.js';
 import { chosenName, isolated, passkeyStatus, rich, sessionAddress } from './words.js';
@@ -205,11 +205,6 @@ ${state.sessions.length > 1 ? html`<form method="post" action="/settings/securit
   <div class="actions"><button type="submit" class="danger">${t.text('security.signOutOthers')}</button></div>
 </form>` : ''}
 </section>`;
-}
-
-/** The space between two runs of words: none after a full-width stop or bracket, nor before a bracket. */
-function spaceBetween(before: string, after: string): string {
-  return /[。！？）」]$/.test(before) || /^[（「]/.test(after) ? '' : ' ';
 }
 
 function logSection(context: PageContext, state: SecurityPageState): Html {

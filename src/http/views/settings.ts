@@ -19,7 +19,7 @@ import { currentZoneName, isTimeZone, timeZoneListing, timeZoneNames } from '../
 import type { Instant } from '../../core/time.js';
 import { avatarSrc } from './community.js';
 import { type Html, html } from './html.js';
-import { type FormError, type FormErrors, type ProblemWords, control, errorSummary, errorsFor, fieldMessage, invalid, sentences } from './forms.js';
+import { type FormError, type FormErrors, type ProblemWords, control, errorSummary, errorsFor, fieldMessage, invalid, sentences, spaceBetween } from './forms.js';
 import { type PageContext, layout } from './layout.js';
 import { stackedTable } from './stacked-table.js';
 import { BIO_MAX_LENGTH } from '../../core/accounts/accounts.js';
@@ -333,7 +333,7 @@ ${errorSummary(state.errors, words)}
       const described = scopeWords(t, scope);
       return html`<div class="check">
       <input type="checkbox" id="scope-${scope.replace(':', '-')}" name="scopes" value="${scope}" ${form.scopes.includes(scope) ? html`checked` : ''}>
-      <label for="scope-${scope.replace(':', '-')}"><code>${scope}</code> <span class="muted">${described.allows} ${described.notAllowed}</span></label>
+      <label for="scope-${scope.replace(':', '-')}"><code>${scope}</code> <span class="muted">${sentences([described.allows, described.notAllowed])}</span></label>
     </div>`;
     })}
   </fieldset>
@@ -470,7 +470,11 @@ function clientLabels(t: Translator): Record<string, string> {
   };
 }
 
-const optional = (t: Translator) => html` <span class="muted">${t.text('apps.optional')}</span>`;
+/** "(optional)" after a field's name: a space before it in English, none before Chinese's full-width bracket. */
+function optional(t: Translator): Html {
+  const words = t.text('apps.optional');
+  return html`${spaceBetween('', words)}<span class="muted">${words}</span>`;
+}
 const code = (chunks: Array<string | Html>) => html`<code>${chunks}</code>`;
 
 /** The sign-out fields of the registration form and of an app's page (RP-Initiated and Back-Channel Logout). */

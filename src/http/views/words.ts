@@ -102,7 +102,9 @@ export function problemText(t: Translator, problem: Pick<FieldProblem, 'message'
 export function timeOf(reader: Reader, instant: Instant, options: { relative?: boolean } = {}): Html {
   const time = html`<time datetime="${machineTime(instant)}">${formatSiteTime(instant, reader.timeZone)}</time>`;
   const ago = options.relative ? relativeTime(instant, reader.now, reader.t.locale) : undefined;
-  return ago === undefined ? time : rich(reader.t, 'common.recentTime', { ago, time });
+  // The brackets around the time go with it (`when`): Chromium breaks before a box of its own even
+  // after "（", and Chinese never ends a line with an opening bracket (W3C clreq 3.1.7).
+  return ago === undefined ? time : rich(reader.t, 'common.recentTime', { ago, time, when: (chunks) => html`<span class="when">${chunks}</span>` });
 }
 
 /** A day in the reader's zone, as their language writes a date alone, carrying the day for machines. */
