@@ -178,6 +178,21 @@ forEachDatabase('account security storage contract', (database) => {
     for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof ConflictError, String(r.reason));
   });
 
+  test("a passkey's signature counter is recorded by one of many racing uses with the same count, only ever moves up, and stays 0 for an authenticator that keeps none", async () => {
+    const owner = await newUser();
+    const counting = unique('cred');
+    await stores.passkeys.insert({ credentialId: counting, userId: owner.id, name: 'Key', publicKey: 'pk', counter: 4, transports: [], backedUp: false }, T0);
+    const results = await Promise.all(Array.from({ length: RACERS }, () => stores.passkeys.recordUse(counting, 5, T0 + 1)));
+    assert.equal(winners(results), 1);
+    assert.equal(await stores.passkeys.recordUse(counting, 3, T0 + 2), false, 'a lower count');
+    assert.equal((await stores.passkeys.find(counting))?.counter, 5);
+    assert.equal(await stores.passkeys.recordUse(counting, 6, T0 + 3), true);
+    const uncounted = unique('cred');
+    await stores.passkeys.insert({ credentialId: uncounted, userId: owner.id, name: 'Key', publicKey: 'pk', counter: 0, transports: [], backedUp: false }, T0);
+    assert.equal(await stores.passkeys.recordUse(uncounted, 0, T0 + 1), true);
+    assert.equal(await stores.passkeys.recordUse(uncounted, 0, T0 + 2), true);
+  });
+
   test('passkeys are listed, renamed and removed by their owner only', async () => {
     const [owner, other] = [await newUser(), await newUser()];
     const credentialId = unique('cred');

@@ -262,6 +262,6 @@ export async function authenticateWithPasskey(
   // in any spelling. The row outlives the challenge's end by the clocks' skew: the janitor deletes
   // it by its own clock, and an instance whose clock runs behind still takes the challenge as live.
   if (signed && !await deps.stores.passkeys.spendChallenge({ challenge: signed.canonical, purpose, userId: null, expiresAt: signed.end + CLOCK_SKEW_MS }, deps.clock.now())) return refused;
-  await deps.stores.passkeys.recordUse(passkey.credentialId, verification.authenticationInfo.newCounter, deps.clock.now());
+  if (!await deps.stores.passkeys.recordUse(passkey.credentialId, verification.authenticationInfo.newCounter, deps.clock.now())) return refused;
   return { ok: true, passkey: { ...passkey, backedUp: verification.authenticationInfo.credentialBackedUp } };
 }

@@ -170,7 +170,12 @@ export interface PasskeyStore {
   find(credentialId: string): Promise<Passkey | undefined>;
   rename(userId: number, credentialId: string, name: string): Promise<boolean>;
   remove(userId: number, credentialId: string): Promise<Passkey | undefined>;
-  recordUse(credentialId: string, counter: number, now: Instant): Promise<void>;
+  /**
+   * Records a verified use with the authenticator's new signature counter, in one conditional
+   * write; false when the stored counter already reached it (another use recorded it first: a
+   * cloned authenticator, or a replay racing the original).
+   */
+  recordUse(credentialId: string, counter: number, now: Instant): Promise<boolean>;
   saveChallenge(challenge: { challenge: string; purpose: ChallengePurpose; userId: number | null; expiresAt: Instant }, now: Instant): Promise<void>;
   /**
    * Consumes a live challenge of `purpose` in one conditional write and returns whom it was made

@@ -69,8 +69,15 @@ export class KyselyPasskeyStore implements PasskeyStore {
     return row && toPasskey(row);
   }
 
-  async recordUse(credentialId: string, counter: number, now: Instant): Promise<void> {
-    await this.db.updateTable('passkeys').set({ counter, last_used_at: now }).where('credential_id', '=', credentialId).execute();
+  async recordUse(credentialId: string, counter: number, now: Instant): Promise<boolean> {
+    // One conditional write (W3C WebAuthn 6.1.1 and 7.2's signCount step): the counter only moves up, or stays 0 for an
+    // authenticator that keeps none, so of two racing sign-ins that verified against the same stored
+    // count with the same new one, only the first is recorded.
+    const result = await this.db.updateTable('passkeys').set({ counter, last_used_at: now })
+      .where('credential_id', '=', credentialId)
+      .where('counter', counter === 0 ? '=' : '<', counter)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
   async saveChallenge(challenge: { challenge: string; purpose: ChallengePurpose; userId: number | null; expiresAt: Instant }, now: Instant): Promise<void> {
