@@ -31,12 +31,17 @@ forEachDatabase('addresses on the developer page', (database) => {
   before(async () => { t = await startTestApp(database); });
   after(() => t.close());
 
-  test('the developer page refuses an address a browser reads as another host, or holding a parameter of the answer, saying why in the page\'s language, and saves nothing', async () => {
+  /** A member signed in with a public app registered on the developer page with `redirectUris`, and the app's page. */
+  async function memberWithApp(name: string, redirectUris: string, why?: string) {
     const { user, visitor } = await signedInMember(t, `addresser${++counter}`, PASSWORD);
-    const registered = await visitor.post('/settings/developers', { name: 'Address App', redirect_uris: 'https://address.example/cb', type: 'public' });
-    assert.equal(registered.status, 303);
+    const registered = await visitor.post('/settings/developers', { name, redirect_uris: redirectUris, type: 'public' });
+    assert.equal(registered.status, 303, why);
     const [client] = await t.deps.stores.clients.listByOwner(user.id);
-    const page = `/settings/developers/${client!.clientId}`;
+    return { user, visitor, client: client!, page: `/settings/developers/${client!.clientId}` };
+  }
+
+  test('the developer page refuses an address a browser reads as another host, or holding a parameter of the answer, saying why in the page\'s language, and saves nothing', async () => {
+    const { user, visitor, client, page } = await memberWithApp('Address App', 'https://address.example/cb');
     const refusals: Refusal[] = [
       ['zh-CN', '/settings/developers', { name: 'Other App', redirect_uris: 'https://evil.example\\@trusted.example/cb', type: 'public' }, /含有网址中不允许的字符/],
       ['zh-CN', `${page}/redirect-uris`, { redirect_uris: 'https:///cb' }, /没有主机名/],
@@ -48,15 +53,11 @@ forEachDatabase('addresses on the developer page', (database) => {
     ];
     await allRefused(visitor, refusals);
     assert.equal((await t.deps.stores.clients.listByOwner(user.id)).length, 1);
-    assert.deepEqual(await t.deps.stores.clients.findById(client!.clientId), client, 'nothing saved');
+    assert.deepEqual(await t.deps.stores.clients.findById(client.clientId), client, 'nothing saved');
   });
 
   test('the developer page refuses an address whose path holds a . or .. segment (%2e too), which a browser removes before it goes there, saying in the page\'s language which path it goes to', async () => {
-    const { user, visitor } = await signedInMember(t, `addresser${++counter}`, PASSWORD);
-    const registered = await visitor.post('/settings/developers', { name: 'Dots App', redirect_uris: 'https://dots.example/a..b/.well-known/cb\ncom.example.dots:a/../cb', type: 'public' });
-    assert.equal(registered.status, 303, 'a dot inside a segment is no dot segment, nor is one in an opaque path, which a browser keeps');
-    const [client] = await t.deps.stores.clients.listByOwner(user.id);
-    const page = `/settings/developers/${client!.clientId}`;
+    const { visitor, client, page } = await memberWithApp('Dots App', 'https://dots.example/a..b/.well-known/cb\ncom.example.dots:a/../cb', 'a dot inside a segment is no dot segment, nor is one in an opaque path, which a browser keeps');
     const refusals: Refusal[] = [
       ['en', `${page}/redirect-uris`, { redirect_uris: 'https://dots.example/alice/%2e%2e/mallory/cb' }, /has a \. or \.\. segment in its path, which a browser removes before it goes there: write the path it goes to, \/mallory\/cb\./],
       ['zh-CN', `${page}/redirect-uris`, { redirect_uris: 'https://dots.example/a/./cb' }, /的路径中含有 \. 或 \.\. 段，浏览器前往前会将其去掉：请写出实际前往的路径 \/a\/cb。/],
@@ -65,15 +66,11 @@ forEachDatabase('addresses on the developer page', (database) => {
       ['en', `${page}/logout-uris`, { post_logout_redirect_uris: '', backchannel_logout_uri: 'https://dots.example/bc/%2E' }, /write the path it goes to, \/bc\/\./],
     ];
     await allRefused(visitor, refusals);
-    assert.deepEqual(await t.deps.stores.clients.findById(client!.clientId), client, 'nothing saved');
+    assert.deepEqual(await t.deps.stores.clients.findById(client.clientId), client, 'nothing saved');
   });
 
   test('the developer page refuses an address with its scheme in capitals or its scheme\'s default port, which a browser leaves out, saying in the page\'s language how to write it', async () => {
-    const { user, visitor } = await signedInMember(t, `addresser${++counter}`, PASSWORD);
-    const registered = await visitor.post('/settings/developers', { name: 'Port App', redirect_uris: 'https://port.example:8443/cb', type: 'public' });
-    assert.equal(registered.status, 303);
-    const [client] = await t.deps.stores.clients.listByOwner(user.id);
-    const page = `/settings/developers/${client!.clientId}`;
+    const { user, visitor, client, page } = await memberWithApp('Port App', 'https://port.example:8443/cb');
     const refusals: Refusal[] = [
       ['en', '/settings/developers', { name: 'Other App', redirect_uris: 'https://port.example:443/cb', type: 'public' }, /writes the default port 443 of https, which a browser leaves out of the address it sends, so the two never match exactly: write it as https:\/\/port\.example\/cb\./],
       ['zh-CN', `${page}/redirect-uris`, { redirect_uris: 'HTTPS://port.example/cb' }, /的协议名含有大写字母，而浏览器发送的地址中协议名是小写的，两者永远无法精确匹配：请写作 https:\/\/port\.example\/cb。/],
@@ -82,6 +79,6 @@ forEachDatabase('addresses on the developer page', (database) => {
     ];
     await allRefused(visitor, refusals);
     assert.equal((await t.deps.stores.clients.listByOwner(user.id)).length, 1);
-    assert.deepEqual(await t.deps.stores.clients.findById(client!.clientId), client, 'nothing saved');
+    assert.deepEqual(await t.deps.stores.clients.findById(client.clientId), client, 'nothing saved');
   });
 });
