@@ -165,6 +165,13 @@ forEachDatabase('command line', (database) => {
     assertBadArguments(run('client', 'create', '--name', 'A', '--type', 'public', '--redirect-uri', 'https://a.example/cb', '--owner', name('nobody'), '--json'), /unknown user/);
   });
 
+  test('client create refuses an address with its scheme in capitals or its scheme\'s default port, which a browser leaves out, saying how to write it', () => {
+    assertBadArguments(run('client', 'create', '--name', 'A', '--type', 'public', '--redirect-uri', 'https://a.example:443/cb', '--json'),
+      /redirect URI "https:\/\/a\.example:443\/cb" writes the default port 443 of https, .*: write it as https:\/\/a\.example\/cb$/m);
+    assertBadArguments(run('client', 'create', '--name', 'A', '--type', 'public', '--redirect-uri', 'https://a.example/cb',
+      '--post-logout-redirect-uri', 'HTTP://127.0.0.1/bye', '--json'), /post-logout redirect URI .* writes its scheme in capital letters, .*: write it as http:\/\/127\.0\.0\.1\/bye$/m);
+  });
+
   test('client create --require-par and client require-par [--off] set whether its authorization requests must be pushed', async () => {
     // The command is another connection: on SQLite a remembered client row sees its commit from
     // the next turn of the event loop, as a server's next request would (docs/performance.md, decisions 8 and 38).

@@ -360,6 +360,31 @@ forEachDatabase('Client ID metadata documents', (database) => {
     }
   });
 
+  test('a document whose address breaks the rules of registered apps names no app until it is mended: the error page names the address by its place and says the rule, quoting nothing of the document', async () => {
+    const path = freshPath('mended');
+    const clientId = documents.document(path);
+    await push(clientId);
+    const broken: Array<[Record<string, unknown>, RegExp]> = [
+      [{ redirect_uris: ['http://127.0.0.1/callback', 'https://agent.example:443/cb'] },
+        /is not valid: redirect_uris\[1\] writes the default port 443 of https, which a browser leaves out of the address it sends, so the two never match exactly: leave the port out\./],
+      [{ post_logout_redirect_uris: ['https://agent.example/bye', 'HTTPS://agent.example/bye'] },
+        /is not valid: post_logout_redirect_uris\[1\] writes its scheme in capital letters, which a browser sends in lower case, so the two never match exactly: write the scheme in lower case\./],
+      [{ redirect_uris: ['https://Agent.example/cb?Your-account-is-locked'] }, /is not valid: redirect_uris\[0\] writes its host so that a browser reads another name: write it as a browser does/],
+      [{ redirect_uris: ['https://agent.example/a/../Your-account-is-locked'] }, /is not valid: redirect_uris\[0\] has a \. or \.\. segment in its path, which a browser removes before it goes there\./],
+      [{ redirect_uris: ['http://127.0.0.1/callback', 'https://agent.example/cb?Your account is locked: call +1 555 0100'] }, /is not valid: redirect_uris\[1\] contains spaces or control characters\./],
+    ];
+    // Its kept copy expires; a broken document is never kept, so each is fetched as it is now.
+    t.clock.advance(301_000);
+    for (const [fields, why] of broken) {
+      documents.document(path, fields);
+      const page = await refusedPage(t, clientId);
+      assert.match(page, why, JSON.stringify(fields));
+      assert.doesNotMatch(page, /agent\.example|locked/i, 'nothing the document wrote in its addresses');
+    }
+    documents.document(path, { post_logout_redirect_uris: ['https://agent.example/bye'] });
+    await accepted(t, clientId);
+  });
+
   test('a document larger than 5 KB is refused, declared or not', async () => {
     const declared = freshPath('large');
     documents.answers.set(declared, { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pad: 'x'.repeat(6000) }) });
@@ -704,7 +729,7 @@ forEachDatabase('Client ID metadata documents', (database) => {
     assert.equal(invalid.status, 401);
     const refusal = await invalid.json() as { error: string; error_description: string };
     assert.equal(refusal.error, 'invalid_client');
-    assert.match(refusal.error_description, /is not valid: redirect URI 'http:\/\/app.example\/callback' must use https/);
+    assert.match(refusal.error_description, /is not valid: redirect_uris\[0\] must use https/);
     assert.match(refusal.error_description, /^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/);
   });
 

@@ -242,8 +242,42 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
       }
     }
     assert.equal((await t.deps.stores.clients.listAll()).length, before);
-    const fine = ['https://agent.example/cb?x=%7B1%7D', 'https://agent.example:443/cb', 'http://[::1]:8080/cb', 'com.example.agent:/cb'];
+    const fine = ['https://agent.example/cb?x=%7B1%7D', 'https://agent.example:8443/cb', 'http://[::1]:8080/cb', 'com.example.agent:/cb'];
     assert.deepEqual((await registered(t, { redirect_uris: fine, client_name: 'Agent' })).redirect_uris, fine);
+  });
+
+  test('a registered address writes its scheme in lower case and not its scheme\'s default port, as a browser sends it, or exact matching never finds it: invalid_redirect_uri saying how to write it; an app stored with one still signs in with it as written', async () => {
+    const before = (await t.deps.stores.clients.listAll()).length;
+    const refused: Array<[string, RegExp, string]> = [
+      ['https://agent.example:443/cb', /writes the default port 443 of https/, 'https://agent.example/cb'],
+      ['http://127.0.0.1:80/cb?x=1', /writes the default port 80 of http/, 'http://127.0.0.1/cb?x=1'],
+      ['https://[::1]:443', /writes the default port 443 of https/, 'https://[::1]'],
+      ['HTTPS://agent.example/cb', /writes its scheme in capital letters/, 'https://agent.example/cb'],
+      ['Http://localhost:3000/cb', /writes its scheme in capital letters/, 'http://localhost:3000/cb'],
+      ['COM.Example.Agent:/cb', /writes its scheme in capital letters/, 'com.example.agent:/cb'],
+    ];
+    for (const [uri, why, written] of refused) {
+      for (const field of ['redirect_uris', 'post_logout_redirect_uris']) {
+        const answer = await register(t, { redirect_uris: ['https://agent.example/cb'], client_name: 'Agent', [field]: [uri] });
+        assert.equal(answer.status, 400, `${field} ${uri}`);
+        const told = (await answer.json()) as { error: string; error_description: string };
+        assert.equal(told.error, 'invalid_redirect_uri', `${field} ${uri}`);
+        assert.match(told.error_description, why, `${field} ${uri}`);
+        assert.ok(told.error_description.endsWith(`so the two never match exactly: write it as ${written}.`), told.error_description);
+      }
+    }
+    assert.equal((await t.deps.stores.clients.listAll()).length, before);
+    // Saved before the rule, an address matches as written, exactly as it did.
+    const stored = await t.deps.stores.clients.create({
+      clientId: `stored-default-port-${Date.now()}`, name: 'Stored', description: '', homepageUrl: '', ownerId: null, type: 'public',
+      redirectUris: ['https://agent.example:443/cb', 'HTTPS://agent.example/cb'], allowedScopes: ['profile:read', 'posts:read'], secretHash: null, idTokenAlg: 'RS256',
+    }, t.clock.now());
+    const { browser } = await signedInBrowser(t);
+    for (const redirectUri of stored.redirectUris) {
+      assert.ok(await obtainCode(browser, { client: stored, redirectUri }, { redirectUri, pkce: pkcePair() }), redirectUri);
+    }
+    const other = await browser.fetch(`/oauth/authorize?${authorizeQuery({ client: stored, redirectUri: 'https://agent.example/cb' }, { pkce: pkcePair() })}`);
+    assert.equal(other.status, 400, 'the address a browser would send is another string, as before');
   });
 
   test('a registered redirect URI holds no query parameter the authorization response adds (RFC 6749 4.1.2, 4.1.2.1; RFC 9207), a post-logout one no state (RP-Initiated Logout 3)', async () => {

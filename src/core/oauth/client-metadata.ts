@@ -252,8 +252,10 @@ function parseClientDocument(clientId: string, fetched: FetchedDocument & { ok: 
       () => checkedText('client_name', optionalString(fields, 'client_name') ?? '', { kind: 'name', max: 80 }),
       () => optionalPageUrl(fields, 'client_uri', settings),
       () => optionalPageUrl(fields, 'logo_uri', settings),
-      () => checkRedirectUris(stringArray(fields, 'redirect_uris') ?? []),
-      () => checkPostLogoutRedirectUris(stringArray(fields, 'post_logout_redirect_uris') ?? []),
+      // Named by place, never quoted: the error page is this site's, and the document's author
+      // chooses what it would say to whoever they send there.
+      () => checkRedirectUris(stringArray(fields, 'redirect_uris') ?? [], 'by place'),
+      () => checkPostLogoutRedirectUris(stringArray(fields, 'post_logout_redirect_uris') ?? [], 'by place'),
       () => {
         // Draft section 4.1: a document holds no shared secret; so the app is public.
         if ('client_secret' in fields || 'client_secret_expires_at' in fields) throw new InputError('client_secret', 'a client ID metadata document must not hold client_secret or client_secret_expires_at');

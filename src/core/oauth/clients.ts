@@ -30,24 +30,72 @@ export async function findClient(stores: Stores, clientId: string): Promise<Clie
 /** RFC 8252 7.1: a private-use URI scheme is a reverse domain name, so it holds a period. */
 const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/;
 
-/** Why an address cannot be registered: the message of the API and the command line, and the pages' words (`apps` namespace). */
+/**
+ * Why an address cannot be registered: the message of the API and the command line, the same
+ * without anything taken from the address (`general`, for a reader the address may not reach: a
+ * client ID metadata document's error page), and the pages' words (`apps` namespace).
+ */
 interface UriProblem {
   message: string;
+  general: string;
   words: Words;
 }
 
-const problem = (message: string, key: string, values: Record<string, string> = {}): UriProblem => ({ message, words: { key: `apps.${key}`, values } });
+const problem = (message: string, key: string, values: Record<string, string> = {}, general = message): UriProblem => ({ message, general, words: { key: `apps.${key}`, values } });
 
-/** RFC 3986 appendix B: a URI's authority (absent without `//`), path and query, as written. */
-const URI_PARTS = /^[a-z][a-z\d+.-]*:(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?/i;
+/**
+ * A URI's authority as written (RFC 3986 3.2), split where a browser splits it (WHATWG URL's
+ * authority, host and port states), so that a rule compares what is written with what a browser
+ * reads (`URL.hostname`, `URL.port`).
+ */
+export interface WrittenAuthority {
+  /** All of it, as written. */
+  written: string;
+  /** All before its last `@`, or `undefined` without one. */
+  userinfo: string | undefined;
+  /** Up to the first colon outside an IPv6 literal's brackets. */
+  host: string;
+  /** All after the host's colon ('' for a colon alone), or `undefined` without one. */
+  port: string | undefined;
+  /** Path, query and fragment, from the character that ends the authority. */
+  rest: string;
+}
+
+/** WHATWG URL's special schemes, in which a browser ends the authority at a backslash too, read as `/`. */
+const SPECIAL_SCHEMES = new Set(['http', 'https', 'ws', 'wss', 'ftp', 'file']);
+/** A host in an authority without its user information: a colon inside `[…]` is the host's, as a browser reads it. */
+const HOST_IN_AUTHORITY = /^(?:[^:[]|\[[^\]]*(?:\]|$))*/;
+
+/**
+ * The authority of `uri` as a browser splits it (`WrittenAuthority`): it ends at `/`, `?`, `#`,
+ * or in a special scheme's URI (http, https) at `\`; or `undefined` when `uri` has no `//` after
+ * its scheme, so no authority (RFC 3986 3).
+ */
+export function writtenAuthority(uri: string): WrittenAuthority | undefined {
+  const [, scheme, afterSlashes] = /^([a-z][a-z\d+.-]*):\/\/(.*)$/is.exec(uri) ?? [];
+  if (afterSlashes === undefined) return undefined;
+  const end = afterSlashes.search(SPECIAL_SCHEMES.has(scheme!.toLowerCase()) ? /[/?#\\]/ : /[/?#]/);
+  const written = end === -1 ? afterSlashes : afterSlashes.slice(0, end);
+  const at = written.lastIndexOf('@');
+  const hostAndPort = written.slice(at + 1);
+  const host = HOST_IN_AUTHORITY.exec(hostAndPort)![0];
+  return {
+    written,
+    userinfo: at === -1 ? undefined : written.slice(0, at),
+    host,
+    port: host.length < hostAndPort.length ? hostAndPort.slice(host.length + 1) : undefined,
+    rest: afterSlashes.slice(written.length),
+  };
+}
+
+/** RFC 3986 appendix B: a URI's path and query, as written (its authority: `writtenAuthority`). */
+const URI_PARTS = /^[a-z][a-z\d+.-]*:(?:\/\/[^/?#]*)?([^?#]*)(?:\?([^#]*))?/i;
 /**
  * RFC 3986 2: the characters a URI holds, unreserved and reserved ones, and `%` only before two hex
  * digits; `[` and `]` only around an IPv6 host (3.2.2). A backslash is none: a browser reads it as
  * `/` in an http(s) URI, so "https://evil.example\@trusted.example/cb" goes to evil.example.
  */
 const URI_CHARACTERS = /^(?:[\w\-.~:/?#[\]@!$&'()*+,;=]|%[\da-f]{2})*$/i;
-/** A host as written in an authority without its user information: a bracketed IPv6 address, or up to a colon. */
-const AUTHORITY_HOST = /^(\[[^\]]*\]|[^:]*)/;
 /**
  * A host of an http(s) URI that names one machine as written: a domain name or IPv4 address in
  * lower-case labels of letters, digits, hyphens and underscores, without an empty label (a
@@ -55,6 +103,8 @@ const AUTHORITY_HOST = /^(\[[^\]]*\]|[^:]*)/;
  * matching), and the rest of RFC 3986's sub-delims name no DNS host.
  */
 const WEB_HOST = /^(?:[a-z\d_-]+(?:\.[a-z\d_-]+)*|\[[\da-f:.]+\])$/;
+/** RFC 9110 4.2.1, 4.2.2: the port an http and an https URI name when they write none. */
+const DEFAULT_PORTS: Readonly<Record<string, string>> = { 'http:': '80', 'https:': '443' };
 
 /**
  * Why a URI a client registers is no URI we accept, or the URL it is: an RFC 3986 absolute URI
@@ -63,15 +113,19 @@ const WEB_HOST = /^(?:[a-z\d_-]+(?:\.[a-z\d_-]+)*|\[[\da-f:.]+\])$/;
  * not percent-encoded, IPv4 in four decimal parts, IPv6 compressed), so that the service, the app
  * and the people who read the address all name the host the browser goes to; a web URI's host
  * is also a DNS name or an IP address (`WEB_HOST`), and its port one a browser reads as written
- * (`canonicalPort`), and its path one without `.` or `..` segments. No query parameter an app reads (`queryNamesAsRead`) as one named in
- * `addedNames`, which the service adds itself.
+ * (`canonicalPort`) and not its scheme's default, and its path one without `.` or `..` segments.
+ * Its scheme in lower case: the form a browser sends, which exact matching compares (RFC 9700
+ * 2.1). No query parameter an app reads (`queryNamesAsRead`) as one named in `addedNames`, which
+ * the service adds itself.
  */
 function registeredUri(uri: string, addedNames: readonly string[]): URL | UriProblem {
   if (uri.length > 2000) return problem('is longer than 2000 characters', 'uriTooLong');
   if (/[\s\x00-\x1f\x7f]/.test(uri)) return problem('contains spaces or control characters', 'uriSpaces');
   if (/[^\x21-\x7e]/.test(uri)) return problem('contains characters outside ASCII (percent-encode them)', 'uriNotAscii');
-  const [, authority, path = '', query] = URI_PARTS.exec(uri) ?? [];
-  const bracketsOutsideHost = /[[\]]/.test(path + (query ?? '')) || (/[[\]]/.test(authority ?? '') && !/^\[[^\]]*\](?::\d*)?$/.test(authority!));
+  const [, path = '', query] = URI_PARTS.exec(uri) ?? [];
+  const authority = writtenAuthority(uri);
+  const written = authority?.written ?? '';
+  const bracketsOutsideHost = /[[\]]/.test(path + (query ?? '')) || (/[[\]]/.test(written) && !/^\[[^\]]*\](?::\d*)?$/.test(written));
   if (!URI_CHARACTERS.test(uri) || bracketsOutsideHost) {
     return problem('holds a character no URI may hold (RFC 3986 2): a backslash, a quote, <, >, {, }, |, ^, a backquote, [ or ] outside an IPv6 host, or % not before two hex digits', 'uriCharacters');
   }
@@ -81,18 +135,38 @@ function registeredUri(uri: string, addedNames: readonly string[]): URL | UriPro
   } catch {
     return problem('is not an absolute URL', 'uriNotAbsolute');
   }
+  // RFC 3986 6.2.2.1: a browser sends the scheme in lower case, so "HTTPS://app.example/cb" never
+  // matches the address it sends exactly (RFC 9700 2.1).
+  if (!uri.startsWith(url.protocol)) {
+    const lower = url.protocol + uri.slice(url.protocol.length);
+    return problem(`writes its scheme in capital letters, which a browser sends in lower case, so the two never match exactly: write it as ${lower}`, 'uriSchemeCase', { written: lower },
+      'writes its scheme in capital letters, which a browser sends in lower case, so the two never match exactly: write the scheme in lower case');
+  }
   if (uri.includes('#')) return problem('has a fragment', 'uriFragment');
-  if (url.username || url.password || authority?.includes('@')) return problem('contains credentials', 'uriCredentials');
-  const host = AUTHORITY_HOST.exec(authority ?? '')![1]!;
+  if (url.username || url.password || authority?.userinfo !== undefined) return problem('contains credentials', 'uriCredentials');
+  const host = authority?.host ?? '';
   if (isWebUrl(url) && host === '') return problem('has no host', 'uriNoHost');
-  if (host !== url.hostname) return problem(`writes its host so that a browser reads another name: write it as ${url.hostname}`, 'homepageHost', { host: url.hostname });
+  if (host !== url.hostname) {
+    return problem(`writes its host so that a browser reads another name: write it as ${url.hostname}`, 'homepageHost', { host: url.hostname },
+      'writes its host so that a browser reads another name: write it as a browser does (lower case, not percent-encoded, IPv4 in four decimal parts, IPv6 compressed)');
+  }
   if (isWebUrl(url) && !WEB_HOST.test(host)) return problem('has a host that is not a domain name or an IP address (no *, no trailing dot)', 'uriHostShape');
-  if (isWebUrl(url) && !canonicalPort(uri)) return problem('has port 0, an empty port or a port written with leading zeros', 'uriPort');
+  if (isWebUrl(url) && !canonicalPort(authority?.port)) return problem('has port 0, an empty port or a port written with leading zeros', 'uriPort');
+  // RFC 3986 6.2.3: a browser leaves the scheme's default port out of the address it sends, so
+  // "https://app.example:443/cb" never matches it exactly (RFC 9700 2.1).
+  const port = authority?.port;
+  if (port !== undefined && port === DEFAULT_PORTS[url.protocol]) {
+    const without = uri.slice(0, uri.length - authority!.rest.length - port.length - 1) + authority!.rest;
+    const scheme = url.protocol.slice(0, -1);
+    const general = `writes the default port ${port} of ${scheme}, which a browser leaves out of the address it sends, so the two never match exactly`;
+    return problem(`${general}: write it as ${without}`, 'uriDefaultPort', { port, scheme, written: without }, `${general}: leave the port out`);
+  }
   // RFC 3986 5.2.4, WHATWG URL's path state: a browser removes `.` and `..` segments (`%2e` too)
   // from a path that starts with `/` (an opaque one, "com.example.app:a/../cb", it keeps), so
   // "https://a.example/alice/%2e%2e/mallory/cb" reads as alice's and goes to mallory's.
   if (path.startsWith('/') && path.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment))) {
-    return problem(`has a . or .. segment in its path, which a browser removes before it goes there: write the path it goes to, ${url.pathname}`, 'uriDotSegment', { path: url.pathname });
+    const general = 'has a . or .. segment in its path, which a browser removes before it goes there';
+    return problem(`${general}: write the path it goes to, ${url.pathname}`, 'uriDotSegment', { path: url.pathname }, general);
   }
   const added = queryNamesAsRead(query ?? '').find((name) => addedNames.includes(name));
   if (added !== undefined) return problem(`has a query parameter ${added}, which this service adds to the answer itself`, 'uriAddedParameter', { name: added });
@@ -100,14 +174,13 @@ function registeredUri(uri: string, addedNames: readonly string[]): URL | UriPro
 }
 
 /**
- * Whether the port an http(s) URI writes, if any, is one a browser goes to as written: a number
- * from 1 without leading zeros. Port 0 is no port a browser connects to (Fetch's "bad port"),
- * and the WHATWG URL parser reads `:00080` as port 80 and an empty `:` as none, where the
- * service would compare and send the URI as written (RFC 3986 6.2.3: the canonical form has no
- * such port).
+ * Whether the port an http(s) URI writes (`WrittenAuthority.port`), if any, is one a browser goes
+ * to as written: a number from 1 without leading zeros. Port 0 is no port a browser connects to
+ * (Fetch's "bad port"), and the WHATWG URL parser reads `:00080` as port 80 and an empty `:` as
+ * none, where the service would compare and send the URI as written (RFC 3986 6.2.3: the
+ * canonical form has no such port).
  */
-function canonicalPort(uri: string): boolean {
-  const port = /^[a-z][a-z\d+.-]*:\/\/[^/?#\\]*?(?::(\d*))?(?=[/?#\\]|$)/i.exec(uri)?.[1];
+function canonicalPort(port: string | undefined): boolean {
   return port === undefined || /^[1-9]\d*$/.test(port);
 }
 
@@ -162,7 +235,7 @@ const LOOPBACK_URI = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?].*)?$/
 function withoutLoopbackPort(uri: string, side: 'requested' | 'registered'): string | undefined {
   const match = LOOPBACK_URI.exec(uri);
   if (!match || (match[2] !== undefined && Number(match[2]) > 65535)) return undefined;
-  if (side === 'requested' && !canonicalPort(uri)) return undefined;
+  if (side === 'requested' && !canonicalPort(match[2])) return undefined;
   return `http://${match[1]}${match[3] ?? ''}`;
 }
 
@@ -257,27 +330,37 @@ function uriProblem(field: string, what: string, uri: string, { message, words }
   return InputError.worded(field, `${what} ${JSON.stringify(uri)} ${message}`, { key: words.key, values: { ...words.values, uri } });
 }
 
-function checkUriList(uris: string[], field: string, what: string, required: boolean, addedNames: readonly string[]): string[] {
+/**
+ * How a refusal names an address: `quoted` (the API, the pages, the command line, where whoever
+ * sent it reads it), or `by place` in its list (`redirect_uris[1]`) and nothing taken from it
+ * (`UriProblem.general`), where a page of this site tells it to anyone a client ID metadata
+ * document's author sends there.
+ */
+export type UriNaming = 'quoted' | 'by place';
+
+function checkUriList(uris: string[], field: string, what: string, required: boolean, addedNames: readonly string[], naming: UriNaming): string[] {
   const unique = [...new Set(uris.map((u) => u.trim()).filter((u) => u !== ''))];
   if (required && unique.length === 0) throw InputError.worded(field, `at least one ${what} is required`, { key: 'apps.urisRequired' });
   if (unique.length > MAX_URIS) throw InputError.worded(field, `at most ${MAX_URIS} ${what}s`, { key: 'apps.urisAtMost', values: { max: MAX_URIS } });
   for (const uri of unique) {
     const found = redirectProblem(uri, addedNames);
-    if (found) throw uriProblem(field, what, uri, found);
+    if (!found) continue;
+    if (naming === 'quoted') throw uriProblem(field, what, uri, found);
+    throw new InputError(field, `${field}[${uris.findIndex((u) => u.trim() === uri)}] ${found.general}`);
   }
   return unique;
 }
 
-export function checkRedirectUris(uris: string[]): string[] {
-  return checkUriList(uris, 'redirect_uris', 'redirect URI', true, AUTHORIZATION_RESPONSE_NAMES);
+export function checkRedirectUris(uris: string[], naming: UriNaming = 'quoted'): string[] {
+  return checkUriList(uris, 'redirect_uris', 'redirect URI', true, AUTHORIZATION_RESPONSE_NAMES, naming);
 }
 
 /**
  * RP-Initiated Logout 1.0 section 3.1: post-logout redirect URIs follow the redirect URIs' rules
  * (INTERFACE section 3), and there may be none.
  */
-export function checkPostLogoutRedirectUris(uris: string[]): string[] {
-  return checkUriList(uris, 'post_logout_redirect_uris', 'post-logout redirect URI', false, LOGOUT_RESPONSE_NAMES);
+export function checkPostLogoutRedirectUris(uris: string[], naming: UriNaming = 'quoted'): string[] {
+  return checkUriList(uris, 'post_logout_redirect_uris', 'post-logout redirect URI', false, LOGOUT_RESPONSE_NAMES, naming);
 }
 
 /**
@@ -342,14 +425,14 @@ function optionalHttpUrl(field: string, value: string | undefined): string {
 
 /**
  * Whether `written`, parsed as `url`, names its host as a browser reads it (letter case aside):
- * the host between `//` and the path, without user, password or port, is `url.hostname`, and
- * it ends at `/`, `?`, `#` or the end. A browser ends an http(s) host at a backslash too (WHATWG
- * URL, special schemes), which a reader does not: "https://evil.example\@community.example/"
- * reads as community.example with a user name before it, and goes to evil.example (attack127).
+ * its authority's host (`writtenAuthority`) is `url.hostname`, and the authority ends at `/`,
+ * `?`, `#` or the end. A browser ends an http(s) authority at a backslash too, which a reader
+ * does not: "https://evil.example\@community.example/" reads as community.example with a user
+ * name before it, and goes to evil.example (attack127).
  */
 export function writesHostAsRead(written: string, url: URL): boolean {
-  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#\\]*)(?:[/?#]|$)/i.exec(written)?.[1] ?? '';
-  return authority.slice(authority.lastIndexOf('@') + 1).replace(/:\d*$/, '').toLowerCase() === url.hostname;
+  const authority = writtenAuthority(written);
+  return authority !== undefined && !authority.rest.startsWith('\\') && authority.host.toLowerCase() === url.hostname;
 }
 
 /**
