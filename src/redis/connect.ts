@@ -107,7 +107,7 @@ export function scriptBothWays(client: Redis, lua: string, keys: string[], args:
 /**
  * Sends what `uses` send, all at once: ioredis writes commands without waiting for the answers
  * before, so they take one round trip, as a request's command does, and fit its timeout on a
- * Redis far away (one after the other, the six of the service's would need six round trips: 100 ms
+ * Redis far away (one after the other, the eight of the service's would need eight round trips: 100 ms
  * away, longer than the 500 ms that a new connection's probe has, which would fail for ever).
  * Redis answers in order: the error is the first command's it refused.
  */

@@ -289,7 +289,7 @@ test('a Redis 250 ms away passes the start\'s check and is used again after an o
   relayed.host = `127.0.0.1:${relay.port}`;
   const lines: string[] = [];
   const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
-  // The handshake and each command have 1 s: four round trips, where the six scripts and claim took six.
+  // The handshake and each command have 1 s: four round trips, where the eight scripts and claim one after the other took eight.
   const redis = new GuardedRedis(relayed.href, { logger, meanwhile: 'rate limits count in memory per instance', uses: REDIS_USES, commandTimeoutMs: 1000 });
   const keyPrefix = uniqueKeyPrefix();
   const limiter = new RedisRateLimiter({ redis, keyPrefix });
