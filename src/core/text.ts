@@ -22,14 +22,21 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
  */
 const EMOJI_PARTS = /(?<=\p{Extended_Pictographic})[\ufe0e\ufe0f]|(?<=[#*0-9])\ufe0f(?=\u20e3)|(?<=\p{Extended_Pictographic}[\u{1f3fb}-\u{1f3ff}\ufe0f]?)\u200d(?=\p{Extended_Pictographic})/gu;
 /**
- * Combining marks drawn on one character (nonspacing and enclosing), at most, in a `name` and a
- * `paragraph` (an app's name and description both stand above the consent page's buttons): the
- * languages that stack them (Vietnamese, Thai, Hebrew pointing, Tibetan) use few, while dozens
- * stack over the words and buttons around them (Unicode's Stream-Safe Text Format, UAX #15
- * section 13, stops at 30, which still spills over a consent page's buttons).
+ * Combining marks drawn on one character, nonspacing and enclosing (the spacing marks of Indic
+ * scripts take room of their own and stack on nothing), at most, in a `name`, a `paragraph` (an
+ * app's name and description both stand above the consent page's buttons) and a nickname: the
+ * languages that stack them use few (Vietnamese 2, Thai 3, Hebrew pointing and cantillation 3,
+ * Tibetan's subjoined letters and vowels 4: ཧྨྱཱཾ), while a run stacked past them ("Zalgo" text)
+ * draws over the words and buttons around it (Unicode's Stream-Safe Text Format, UAX #15 section
+ * 13, stops at 30, which still spills over a consent page's buttons).
  */
-const MAX_MARKS = 8;
+const MAX_MARKS = 4;
 const MARK_RUN = new RegExp(`[\\p{Mn}\\p{Me}]{${MAX_MARKS + 1}}`, 'u');
+
+/** Refuses, as a problem of `field`, more than `MAX_MARKS` combining marks on one character. */
+export function checkMarks(field: string, text: string): void {
+  if (MARK_RUN.test(text)) throw InputError.worded(field, `${field} must have at most ${MAX_MARKS} combining marks on one character`, { key: 'problems.textMarks', values: { max: MAX_MARKS } });
+}
 /**
  * Something a reader sees: a character that is not blank, invisible or a lone combining mark
  * (U+2800 is a blank Braille cell, U+1D159 a null notehead: symbols that draw nothing).
@@ -93,9 +100,10 @@ export interface TextRule {
 
 /** `value` trimmed, or an InputError for `field` when it breaks `rule`. */
 export function checkedText(field: string, value: string, rule: TextRule): string {
-  // A name is shown where people decide whom to trust: a lone surrogate (not a USVString, as WebIDL
-  // calls well-formed text) would show as U+FFFD, a character its sender did not write.
-  if (rule.kind === 'name' && !value.isWellFormed()) {
+  // A name and a paragraph (an app's description) are shown where people decide whom to trust: a
+  // lone surrogate (not a USVString, as WebIDL calls well-formed text) would show as U+FFFD, a
+  // character its sender did not write.
+  if ((rule.kind === 'name' || rule.kind === 'paragraph') && !value.isWellFormed()) {
     throw InputError.worded(field, `${field} must be well-formed Unicode: it holds half of a surrogate pair`, { key: 'problems.textNotWellFormed' });
   }
   // Each half of a surrogate pair alone becomes U+FFFD, as UTF-8 has it and a browser form sends
@@ -111,9 +119,7 @@ export function checkedText(field: string, value: string, rule: TextRule): strin
     throw InputError.worded(field, `${field} must not contain control characters${rule.kind === 'text' ? '' : rule.kind === 'paragraph' ? ' or direction overrides' : ', direction marks or invisible characters'}`,
       { key: 'problems.textControls' });
   }
-  if ((rule.kind === 'name' || rule.kind === 'paragraph') && MARK_RUN.test(text)) {
-    throw InputError.worded(field, `${field} must have at most ${MAX_MARKS} combining marks on one character`, { key: 'problems.textMarks', values: { max: MAX_MARKS } });
-  }
+  if (rule.kind === 'name' || rule.kind === 'paragraph') checkMarks(field, text);
   if (rule.kind === 'name' && !/[\p{L}\p{N}]/u.test(text)) throw InputError.worded(field, `${field} must contain a letter or a digit`, { key: 'problems.textLetterOrDigit' });
   // A required field that draws nothing (a zero-width space, a Hangul filler, a blank Braille
   // cell) would be an empty title or comment on every page that shows it.
@@ -290,8 +296,23 @@ const SITE_SERVICE_WORDS_CHINESE = [
  * ("登录到社区", sign in to, as English "Sign into Community").
  */
 const LEAD_INS_CHINESE = ['欢迎', '请', '来到', '进入', '登录', '登陆', '登入', '注册', '授权', '到'];
-/** The possessive that may stand between the site's name and a claim ("社区的账号", "社区的官方"). */
-const POSSESSIVE = '的';
+/**
+ * Japanese words that after a site's name in an alphabet or in katakana claim as the Chinese words
+ * do ("My Communityアカウント", "Communityのログイン"), kanji as `simplified` reads them (認証 as
+ * 认证, already a Chinese word of access): sign-in and sign-up, passwords and passkeys; accounts,
+ * administrators and staff; support, help, security, centre and service; suspended, locked and
+ * restricted (凍結 and 確認 read as the Chinese 冻结 and 确认). After a Han site name katakana ends
+ * the name whatever it says (`hanNameEnds`).
+ */
+const SITE_ACCESS_WORDS_JAPANESE = ['ログイン', 'ログオン', 'サインイン', 'サインアップ', 'パスワード', 'パスキー', '二段阶认证'];
+const SITE_HOLDING_WORDS_JAPANESE = ['アカウント', '管理者', 'スタッフ', 'モデレーター'];
+const SITE_SERVICE_WORDS_JAPANESE = ['サポート', 'ヘルプ', 'セキュリティ', 'センター', 'サービス'];
+const SITE_STATE_WORDS_JAPANESE = ['停止', '一时停止', 'ロック', '制限'];
+/**
+ * The possessives that may stand between the site's name and a claim: Chinese 的 ("社区的账号",
+ * "社区的官方") and Japanese の ("Communityのアカウント").
+ */
+const POSSESSIVES = ['的', 'の'];
 /**
  * English words that, beside the site's name, claim its accounts or its authority whatever follows
  * them ("Community Login Helper", "Community Refund Desk"): acts that hand over who one is or what
@@ -335,26 +356,38 @@ const SITE_STATE_WORDS_LATIN = [
   'confirm', 'validation', 'validate', 'protection', 'restore', 'restoration', 'review', 'settings', 'manager', 'management',
 ];
 /**
- * English words that claim to be the site's own service when they end the name after its name,
- * alone or after another claim ("Community Support", "Community Help Center", "CommunityHub"),
- * yet begin ordinary phrases ("Community Service Tracker", volunteering; "Community Center Bookings";
- * "Community Safety Map"; "Community Recovery Network"): support, help, service, security (secure),
- * safety, trust and safety, recovery, resets, identity, "Connect" (as sites name their sign-in for
- * other sites), identity providers, single (sign-on), authorizing, consent, permissions and access
- * (what a consent page asks), moderation, members, developers, owners and founders, team, centre,
- * hub, portal, help lines and support chat, appeals, abuse desks, feedback, checks, codes, status,
- * updates, upgrades and renewals, notices and announcements, keys, its console, panel and dashboard
- * (where "Community Admin Panel" is its own), the app and its editions and platforms (mobile,
- * desktop, web, plus, pro, lite, beta, iOS, Android…), members, pay, points, coins, prizes, gifts and perks, what a
- * company adds to its name (Inc, Ltd, HQ, ™ as NFKC writes it: TM), and what a site calls itself
- * (community, forum, site, platform: "Riverside Community"). Each claims in the plural too.
+ * English words of the site's own service, which tends what it holds: they claim when they end the
+ * name after its name, alone or after another claim ("Community Support", "Community Help Center",
+ * "CommunityHub"), and after a word of what it holds whatever follows ("Community Account Security
+ * Checker", "Community Admin Panel Helper"), yet begin ordinary phrases after the name alone
+ * ("Community Service Tracker", volunteering; "Community Center Bookings"; "Community Safety Map";
+ * "Community Recovery Network"): support, help, service, security (secure), safety, trust and
+ * safety, recovery, resets, identity, "Connect" (as sites name their sign-in for other sites),
+ * identity providers, single (sign-on), authorizing, consent, permissions and access (what a consent
+ * page asks), moderation, centre, hub, portal, help lines and support chat, appeals, abuse desks,
+ * feedback, checks, codes, status, updates, upgrades and renewals, notices and announcements, keys,
+ * its console, panel and dashboard. Each claims in the plural too.
  */
 const SITE_SERVICE_WORDS_LATIN = [
-  'support', 'help', 'helpdesk', 'help desk', 'helpline', 'hotline', 'customer', 'customer care', 'live chat', 'support chat', 'service',
-  'security', 'safety', 'secure', 'provider', 'developer', 'dev', 'status', 'upgrade', 'renewal', 'announcement', 'feedback', 'owner', 'founder',
+  'support', 'help', 'helpdesk', 'help desk', 'helpline', 'hotline', 'customer care', 'live chat', 'support chat', 'service',
+  'security', 'safety', 'secure', 'provider', 'status', 'upgrade', 'renewal', 'announcement', 'feedback',
   'trust safety', 'trust and safety', 'recovery', 'reset', 'identity', 'connect', 'single', 'authorize', 'consent', 'permission', 'access',
-  'moderation', 'mod', 'member', 'team', 'center', 'centre', 'hub', 'portal', 'appeal', 'abuse', 'check', 'checkup', 'code', 'update', 'notice',
-  'notification', 'alert', 'key', 'console', 'panel', 'dashboard', 'app', 'mobile', 'client',
+  'moderation', 'center', 'centre', 'hub', 'portal', 'appeal', 'abuse', 'check', 'checkup', 'code', 'update', 'notice',
+  'notification', 'alert', 'key', 'console', 'panel', 'dashboard',
+];
+/**
+ * English words of what the site is: its people (customers, members, developers, owners and
+ * founders, team, mods), the app and its editions and platforms (mobile, desktop, web, plus, pro,
+ * lite, beta, iOS, Android…), its currency and perks (pay, points, coins, prizes, gifts), what a
+ * company adds to its name (Inc, Ltd, HQ, ™ as NFKC writes it: TM) and what a site calls itself
+ * (community, forum, site, platform: "Riverside Community"). They claim as words of its service do
+ * where they end the name ("Community App", "Community Staff Team"), but after a word of what it
+ * holds they name whom or where a tool serves, not the site's own desk, and claim only there:
+ * "Community Staff Member Directory" and "Community Admin Web Tools" are someone else's tools for
+ * the site's staff. Each claims in the plural too.
+ */
+const SITE_SELF_WORDS_LATIN = [
+  'customer', 'developer', 'dev', 'owner', 'founder', 'mod', 'member', 'team', 'app', 'mobile', 'client',
   'desktop', 'online', 'web', 'plus', 'pro', 'lite', 'beta', 'ios', 'android', 'windows', 'mac', 'macos', 'linux', 'pay', 'point', 'coin',
   'credit', 'cash', 'airdrop', 'prize', 'lottery', 'subscription', 'bonus', 'gift', 'perks', 'inc', 'ltd', 'llc', 'corp', 'hq', 'tm', 'sm',
   'community', 'forum', 'site', 'website', 'platform',
@@ -362,9 +395,20 @@ const SITE_SERVICE_WORDS_LATIN = [
 /**
  * Words that join the site's name to the claims beside it, before it ("Sign in to the Community",
  * "Login for Community", "Login onto Community", "Your Community", "Welcome to Community", "Please
- * sign in to Community", as 请 leads 请登录社区) or after it ("Community for iOS", "Community on the Web").
+ * sign in to Community", as 请 leads 请登录社区; the buttons a sign-in page sets before the site it
+ * sends one to: "Continue to Community", "Continue with Community", "Go to Community", "Back to
+ * Community") or after it ("Community for iOS", "Community on the Web").
  */
-const CONNECTORS_LATIN = ['to', 'into', 'onto', 'with', 'via', 'for', 'at', 'on', 'the', 'your', 'welcome', 'please'];
+const CONNECTORS_LATIN = [
+  'to', 'into', 'onto', 'with', 'via', 'for', 'at', 'on', 'the', 'your', 'welcome', 'please',
+  'continue to', 'continue with', 'continue on', 'proceed to', 'go to', 'return to', 'back to',
+];
+/**
+ * Verbs that tell what befell what the site holds, between it and a word of its state, as a
+ * sentence of a phishing page does ("Your Community account is suspended", "Community IDs were
+ * locked", "Community account has been disabled"); elsewhere they join nothing.
+ */
+const STATE_LINKS_LATIN = ['is', 'are', 'was', 'were', 'has been', 'have been', 'got', 'will be', 'is now'];
 
 /**
  * Latin small capitals as the letters they are drawn as, which the confusables data leaves as
@@ -487,10 +531,11 @@ function standsAsName(name: readonly FoldedCharacter[], site: string): boolean {
 /**
  * How a word beside the site's name bears on it: a word of `access` claims its accounts whatever
  * follows; a word of what it `hold`s claims before a word of its service or of its `state`, which
- * claims there and nowhere else; a word of its `service`, and a word `joining` them (a connector,
- * a number), claim where what follows does.
+ * claims there and nowhere else, a verb `linking` them or not ("Account is Suspended"); a word of
+ * its `service`, of what it is (`self`), and a word `joining` them (a connector, a number), claim
+ * where what follows does.
  */
-type Bearing = 'access' | 'holding' | 'state' | 'service' | 'joining';
+type Bearing = 'access' | 'holding' | 'state' | 'linking' | 'service' | 'self' | 'joining';
 
 /** A word that may follow the site's name, found at a place in a name: where it ends, and how it bears on the name. */
 interface WordFound {
@@ -509,13 +554,16 @@ interface WordFound {
  */
 function claimingPlaces(length: number, ends: (at: number) => boolean, wordsAt: (at: number) => WordFound[]): boolean[] {
   const claims: boolean[] = [];
-  // Whether a word that claims after a word of what the site holds begins at a place.
+  // Whether a word of the site's state begins at a place, and whether one that claims after a word
+  // of what it holds does (a word of its service or state, or a verb before its state).
+  const state: boolean[] = [];
   const afterHolding: boolean[] = [];
   for (let at = length; at >= 0; at -= 1) {
     const words = wordsAt(at);
-    afterHolding[at] = words.some(({ bearing }) => bearing === 'service' || bearing === 'state');
+    state[at] = words.some(({ bearing }) => bearing === 'state');
+    afterHolding[at] = words.some(({ end, bearing }) => bearing === 'service' || bearing === 'state' || (bearing === 'linking' && state[end]!));
     claims[at] = ends(at) || words.some(({ end, bearing }) =>
-      bearing === 'access' || (bearing !== 'state' && claims[end]!) || (bearing === 'holding' && afterHolding[end]!));
+      bearing === 'access' || (bearing !== 'state' && bearing !== 'linking' && claims[end]!) || (bearing === 'holding' && afterHolding[end]!));
   }
   return claims;
 }
@@ -523,16 +571,21 @@ function claimingPlaces(length: number, ends: (at: number) => boolean, wordsAt: 
 /**
  * For each place of a name of `length` folded characters, whether words one after another
  * (`wordsAt`) lead to it from the name's start, each place read once; a word of what befalls what
- * the site holds leads nowhere ("Review Community" is a community for reviews).
+ * the site holds leads nowhere ("Review Community" is a community for reviews), nor does a verb
+ * ("Is Community Garden Open").
  */
 function reachedPlaces(length: number, wordsAt: (at: number) => WordFound[]): boolean[] {
   const reached = Array.from({ length: length + 1 }, (_, at) => at === 0);
-  for (let at = 0; at < length; at += 1) if (reached[at]) for (const { end, bearing } of wordsAt(at)) if (bearing !== 'state') reached[end] = true;
+  for (let at = 0; at < length; at += 1) {
+    if (reached[at]) for (const { end, bearing } of wordsAt(at)) if (bearing !== 'state' && bearing !== 'linking') reached[end] = true;
+  }
   return reached;
 }
 
 /** Han, in which a Chinese site name is written: kana or Hangul after it begins a word in Japanese or Korean. */
 const HAN = /\p{Script=Han}/u;
+/** Han and kana, whose words after a site's name in an alphabet `hanNameEnds` reads ("My Community账号", "My Communityアカウント"). */
+const HAN_OR_KANA = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 
 /**
  * Whether a site's name, `site`, found in `name` before a place, is a name of its own there by the
@@ -544,19 +597,21 @@ const HAN = /\p{Script=Han}/u;
  * the end of its script (`SITE_SERVICE_WORDS_CHINESE`: "社区安全中心", "社区客服中心"); a word that
  * claims its accounts or authority, whatever follows (`SITE_ACCESS_WORDS_CHINESE`: "社区账号找回");
  * or a word of what it holds at the end, before a word of access or of its service
- * (`SITE_HOLDING_WORDS_CHINESE`: "社区账号", "社区账号安全"), 的 between or not. Any other word
+ * (`SITE_HOLDING_WORDS_CHINESE`: "社区账号", "社区账号安全"), 的 or の between or not. Any other word
  * makes an ordinary compound, an app for a community: 社区团购 is a kind of group buying, 社区医院 a
  * clinic, 社区服务站 a service station, 社区助手 a helper for one, 社区账号导出工具 an exporter of
  * accounts. Spaces do not part Han ("社区 团购" is 社区团购), as Chinese writes none. A site's name
- * in an alphabet is read so where Han follows it ("My Community账号").
+ * in an alphabet is read so where Han or kana follows it, kana read by the Japanese words
+ * (`SITE_HOLDING_WORDS_JAPANESE`…: "My Community账号", "My Communityアカウント").
  */
 function hanNameEnds(name: readonly FoldedCharacter[], site: string): (end: number) => boolean {
   const last = [...site].at(-1)!;
-  const goesOn = (c: string) => EAST_ASIAN.test(c) && !/\p{N}/u.test(c) && (HAN.test(last) ? HAN.test(c) : !KATAKANA.test(c) || KATAKANA.test(last));
+  const goesOn = (c: string) => EAST_ASIAN.test(c) && !/\p{N}/u.test(c)
+    && (HAN.test(last) ? HAN.test(c) : !EAST_ASIAN.test(last) || !KATAKANA.test(c) || KATAKANA.test(last));
   const ends = (at: number) => at === name.length || !goesOn(name[at]!.character) || name[at]!.afterTagline;
-  const possessive = (at: number) => foundAt(name, at, [POSSESSIVE]) ? at + 1 : at;
+  const possessive = (at: number) => POSSESSIVES.some((word) => foundAt(name, at, [word])) ? at + 1 : at;
   // 的 may follow a word of what the site holds as it does its name ("社区账号的登录").
-  const wordsAt = (at: number) => (CHINESE_CLAIM_WORDS.get(name[at]?.character ?? '') ?? [])
+  const wordsAt = (at: number) => (EAST_ASIAN_CLAIM_WORDS.get(name[at]?.character ?? '') ?? [])
     .filter(({ words: [word] }) => foundAt(name, at, [...word!]))
     .map(({ words: [word], bearing }) => ({ end: bearing === 'holding' ? possessive(at + [...word!].length) : at + [...word!].length, bearing }));
   let claims: boolean[] | undefined;
@@ -590,9 +645,11 @@ function indexedClaimWords(lists: readonly (readonly [readonly (readonly string[
   return index;
 }
 
-const CHINESE_CLAIM_WORDS = indexedClaimWords([
-  [SITE_ACCESS_WORDS_CHINESE.map((word) => [word]), 'access'], [SITE_HOLDING_WORDS_CHINESE.map((word) => [word]), 'holding'],
-  [SITE_STATE_WORDS_CHINESE.map((word) => [word]), 'state'], [SITE_SERVICE_WORDS_CHINESE.map((word) => [word]), 'service'],
+const EAST_ASIAN_CLAIM_WORDS = indexedClaimWords([
+  [[...SITE_ACCESS_WORDS_CHINESE, ...SITE_ACCESS_WORDS_JAPANESE].map((word) => [word]), 'access'],
+  [[...SITE_HOLDING_WORDS_CHINESE, ...SITE_HOLDING_WORDS_JAPANESE].map((word) => [word]), 'holding'],
+  [[...SITE_STATE_WORDS_CHINESE, ...SITE_STATE_WORDS_JAPANESE].map((word) => [word]), 'state'],
+  [[...SITE_SERVICE_WORDS_CHINESE, ...SITE_SERVICE_WORDS_JAPANESE].map((word) => [word]), 'service'],
 ]);
 
 /** The English claim words folded once, as the names they are sought in are (`foldedForm`, `oneStroke`), by their first character. */
@@ -600,7 +657,8 @@ function latinClaimWords(tables: LookAlikeTables): ClaimWordIndex {
   const phrases = (list: readonly string[]) => list.map((phrase) => phrase.split(' ').map((word) => oneStroke(foldedForm(word, tables))));
   return indexedClaimWords([
     [phrases(SITE_ACCESS_WORDS_LATIN), 'access'], [phrases(SITE_HOLDING_WORDS_LATIN), 'holding'], [phrases(SITE_STATE_WORDS_LATIN), 'state'],
-    [phrases(SITE_SERVICE_WORDS_LATIN), 'service'], [phrases(CONNECTORS_LATIN), 'joining'],
+    [phrases(SITE_SERVICE_WORDS_LATIN), 'service'], [phrases(SITE_SELF_WORDS_LATIN), 'self'], [phrases(CONNECTORS_LATIN), 'joining'],
+    [phrases(STATE_LINKS_LATIN), 'linking'],
   ]);
 }
 
@@ -613,10 +671,22 @@ function latinClaimWords(tables: LookAlikeTables): ClaimWordIndex {
 const MISSPELT_FROM = 8;
 
 /**
+ * The letters beside each on a QWERTY keyboard, as typo-squatting tools mistype them (dnstwist's
+ * "replacement"): a finger slips to a neighbouring key, not to any letter.
+ */
+const KEY_NEIGHBOURS: Readonly<Record<string, string>> = {
+  q: 'wa', w: 'qeas', e: 'wrsd', r: 'etdf', t: 'ryfg', y: 'tugh', u: 'yihj', i: 'uojk', o: 'ipkl', p: 'ol',
+  a: 'qwsz', s: 'weadzx', d: 'ersfxc', f: 'rtdgcv', g: 'tyfhvb', h: 'yugjbn', j: 'uihknm', k: 'iojlm', l: 'opk',
+  z: 'asx', x: 'zsdc', c: 'xdfv', v: 'cfgb', b: 'vghn', n: 'bhjm', m: 'njk',
+};
+
+/**
  * Where `sought`, a site's name in an alphabet of at least `MISSPELT_FROM` letters, ends among a
  * name's `letters` when it begins at `start` misspelt by one of the four slips of typing (Damerau):
- * an inner letter left out ("Comunity"), one added ("Commmunity", "Communitiy"), one mistyped
- * ("Commumity"; "Communlty" reads as written, l as i) or two inner letters swapped ("Commuinty").
+ * an inner letter left out ("Comunity"), one added ("Commmunity", "Communitiy"), one mistyped for
+ * a key beside it (`KEY_NEIGHBOURS`: "Commumity"; "Communlty" reads as written, l as i) or two
+ * inner letters swapped ("Commuinty"). A letter typed for one far from it on the keyboard makes
+ * another word more often than a slip: a site named "Investors" keeps "Inventors Hub" apart.
  * Its first and last letters stay as written: readers take a word in by them, and a letter after
  * the last makes another word ("Riversides", "Lakesider"). A slip is read at the first letter that
  * differs, the only place one can begin (one in a run of a letter reads alike at either end of
@@ -632,7 +702,7 @@ function misspeltEnds(letters: readonly string[], start: number, sought: readonl
   const rest = (place: number, from: number) => sought.slice(from).every((letter, i) => letters[place + i] === letter);
   const typed = letters[at] !== undefined && !EAST_ASIAN.test(letters[at]!);
   return [
-    ...(inner(differs) && typed && rest(at + 1, differs + 1) ? [start + length] : []),
+    ...(inner(differs) && (KEY_NEIGHBOURS[sought[differs]!] ?? '').includes(letters[at] ?? '\0') && rest(at + 1, differs + 1) ? [start + length] : []),
     ...(inner(differs) && rest(at, differs + 1) ? [start + length - 1] : []),
     ...(inner(differs - 1) && typed && rest(at + 1, differs) ? [start + length + 1] : []),
     ...(inner(differs + 1) && letters[at] === sought[differs + 1] && letters[at + 1] === sought[differs] && rest(at + 2, differs + 2) ? [start + length] : []),
@@ -720,7 +790,9 @@ function claimsSiteInAlphabet(name: readonly FoldedCharacter[], site: string, la
       spelt = { letters, starts, letterAt: new Map(starts.map((at, letter) => [at, letter])) };
     }
     const letter = spelt.letterAt.get(start);
-    return letter === undefined ? [] : misspeltEnds(spelt.letters, letter, soughtLetters).map((end) => spelt!.starts[end]!);
+    // A slip of typing stays inside a word: "Rivers Side" is two words, not "Riverside" misspelt.
+    return letter === undefined ? [] : misspeltEnds(spelt.letters, letter, soughtLetters).map((end) => spelt!.starts[end]!)
+      .filter((end) => !name.slice(start + 1, end).some(({ afterGap }) => afterGap));
   };
   for (let start = 0; start < name.length; start += 1) {
     if (!beginsWord(name, start)) continue;
@@ -730,7 +802,7 @@ function claimsSiteInAlphabet(name: readonly FoldedCharacter[], site: string, la
       const after = possessive(numbered);
       if (ends(after)) {
         reached ??= reachedPlaces(name.length, wordsAt);
-        if (reached[start] || (HAN.test(name[after]?.character ?? '') && !name[after]!.afterTagline && hanEnds(after))) return true;
+        if (reached[start] || (HAN_OR_KANA.test(name[after]?.character ?? '') && !name[after]!.afterTagline && hanEnds(after))) return true;
       } else {
         claiming ??= claimingPlaces(name.length, ends, wordsAt);
         if (claiming[after] || claiming[end]) return true;
@@ -848,7 +920,7 @@ function namesItselfSite(folded: readonly FoldedCharacter[], siteNames: readonly
   // 社区账号", "Sign in to 社区"), as a product's name before it is what it qualifies ("Linux社区").
   const leads = reachedPlaces(folded.length, (at) => [
     ...LEAD_INS_CHINESE.filter((word) => foundAt(folded, at, [...word])).map((word) => ({ end: at + [...word].length, bearing: 'joining' as const })),
-    ...latin.wordsAt(at).filter(({ bearing }) => bearing !== 'service'),
+    ...latin.wordsAt(at).filter(({ bearing }) => bearing !== 'service' && bearing !== 'self'),
   ]);
   return siteNames.flatMap(namesOfSite).map((site) => oneStroke(foldedForm(site, tables))).some((site) => {
     if (site === '') return false;

@@ -143,7 +143,7 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     // The operator answers for its own apps.
     const { client: operators } = await registerClient(t.deps.stores, t.clock, { name: '✔ Community Official', type: 'public', redirectUris: ['https://operator.example/cb'] });
     const consent = await consentPage({ client: operators, redirectUri: 'https://operator.example/cb' });
-    assert.match(consent, /✔ Community Official is made by the site operators/);
+    assert.match(consent, /<span class="app-name latin-end">✔ Community Official<\/span> is made by the site operators/);
   });
 
   test('an app nobody reviewed may not lead its name with the site\'s name in any of its languages, nor be named it; one that holds it later registers, by RFC 7591 and on the developer page', async () => {
@@ -237,6 +237,69 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     await assertRegistersEverywhere(visitor, ['Comunity Garden Planner', 'Communitys', 'Xommunity Login']);
   });
 
+  test('a word of who the site\'s people are or where it runs (member, web, app) after a word of who runs it or what it holds names whom a tool serves, and claims only as the name\'s last words: "Community Staff Member Directory" and "Community Admin Web Tools" register, "Community Staff Team" and "Community Account Security Checker" do not, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['Community Staff Team', 'Community Admin App', 'Community Account Security Checker', 'Community Admin Panel Helper']);
+    await assertRegistersEverywhere(visitor, ['Community Staff Member Directory', 'Community Admin Web Tools', 'Community Account Points Tracker']);
+  });
+
+  test('a sentence a phishing page says of an account, a sign-in button\'s words, and Japanese words of accounts and sign-in after the site\'s name claim it: "Your Community account is suspended", "Continue to Community" and "My Communityアカウント" are refused as "Community Account Suspended" and "My Community账号" are; "Is Community Garden Open" and "Go to Community Garden" register, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['Your Community account is suspended', 'Community IDs were locked', 'Continue to Community', 'Continue with Community', 'Back to Community',
+      'My Communityアカウント', 'Communityのログイン', 'Community サポート']);
+    await assertRegistersEverywhere(visitor, ['Is Community Garden Open', 'Go to Community Garden', 'My Communityガーデン']);
+  });
+
+  test('one bound holds for marks stacked on one character in an app\'s name and a nickname: more than 4 nonspacing or enclosing marks are refused, 4 (Tibetan ཧྨྱཱཾ) are kept, and spacing marks are not counted, by RFC 7591, the developer page and the profile page', async () => {
+    const { user, visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    const stacked = `Agent x${'\u0301'.repeat(5)}`;
+    const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: stacked });
+    assert.equal(response.status, 400);
+    assert.match(((await response.json()) as { error_description: string }).error_description, /^client_name must have at most 4 combining marks on one character/);
+    const form = await visitor.post('/settings/developers', { ...DEVELOPER_FORM, name: stacked });
+    assert.equal(form.status, 400);
+    assert.match(form.text, /Use at most 4 accents or other marks on one letter/);
+    await assertRegistersEverywhere(visitor, ['ཧྨྱཱཾ Agent', `Agent x${'\u0301'.repeat(4)}`]);
+    assert.equal((await visitor.post('/settings/profile', { nickname: `Zox${'\u0301'.repeat(5)}` })).status, 400);
+    for (const nickname of [`Zox${'\u0301'.repeat(4)}`, 'ཧྨྱཱཾ', 'कौंकौं']) {
+      assert.equal((await visitor.post('/settings/profile', { nickname })).status, 303, nickname);
+      assert.equal((await t.deps.stores.users.findById(user.id))?.nickname, nickname.normalize('NFC'), nickname);
+    }
+  });
+
+  test('an app\'s description is well-formed Unicode as its name is: a lone surrogate, which a JSON body can carry and a page would show as U+FFFD, is refused on the developer page, not stored as U+FFFD', async () => {
+    const { user, visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    const { client } = await registerClient(t.deps.stores, t.clock, { name: 'Surrogate Tools', type: 'public', redirectUris: ['https://member.example/cb'], ownerId: user.id, memberRegistered: true });
+    const details = (description: string) => visitor.request(`/settings/developers/${client.clientId}/details`, {
+      method: 'POST', headers: { 'content-type': 'application/json', origin: t.baseUrl },
+      body: JSON.stringify({ _csrf: visitor.cookies.get('svc_csrf'), name: 'Surrogate Tools', description, homepage: '' }),
+    });
+    const refused = await details('Reads posts \ud800.');
+    assert.equal(refused.status, 400);
+    assert.match(refused.text, /Description: Remove the broken character/);
+    assert.equal((await t.deps.stores.clients.findById(client.clientId))?.description, '');
+    assert.equal((await details('Reads posts \u{1f916}.')).status, 303);
+    assert.equal((await t.deps.stores.clients.findById(client.clientId))?.description, 'Reads posts \u{1f916}.');
+  });
+
+  test('a slip of typing in an operator\'s site name is a neighbouring key, inside one word: beside "Investors", "Inventors Hub" registers and "Invedtors Hub" does not; beside "Riverside", "Rivers Side App" registers and "Riversde App" does not, by RFC 7591 and on the developer page', async () => {
+    for (const [site, refused, registers] of [['Investors', 'Invedtors Hub', 'Inventors Hub'], ['Riverside', 'Riversde App', 'Rivers Side App']] as const) {
+      const named = await startTestApp(database, { env: { ...ENV, SITE_NAME: site } });
+      try {
+        const { visitor } = await signedInMember(named, `names${++counter}`, PASSWORD);
+        const registration = (name: string) => fetch(`${named.baseUrl}/api/oauth/register`, {
+          method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': newAddress() }, body: JSON.stringify({ redirect_uris: ['https://agent.example/cb'], client_name: name }),
+        });
+        assert.equal((await registration(refused)).status, 400, refused);
+        assert.equal((await visitor.post('/settings/developers', { ...DEVELOPER_FORM, name: refused })).status, 400, refused);
+        assert.equal((await registration(registers)).status, 201, registers);
+        assert.equal((await visitor.post('/settings/developers', { ...DEVELOPER_FORM, name: registers })).status, 303, registers);
+      } finally {
+        await named.close();
+      }
+    }
+  });
+
   test('direction controls are refused in an app\'s name, by RFC 7591 registration and on the developer page', async () => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
     for (const control of ['\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069', '\u200e', '\u200f']) {
@@ -271,8 +334,8 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     const { client_id: clientId } = (await response.json()) as { client_id: string };
     const app: TestClient = { client: { clientId } as TestClient['client'], redirectUri: 'https://agent.example/cb' };
     for (const [locale, heading, warning] of [
-      ['en', /Allow <strong class="app-name[^"]*"><bdi>تطبيق الوكيل<\/bdi><\/strong> to use your account\?/, /<p class="alert"><bdi>تطبيق الوكيل<\/bdi> registered itself with this site/],
-      ['zh-CN', /<strong class="app-name[^"]*"><bdi>تطبيق الوكيل<\/bdi><\/strong>/, /<p class="alert"><bdi>تطبيق الوكيل<\/bdi>是自行注册的应用/],
+      ['en', /Allow <strong class="app-name[^"]*"><bdi>تطبيق الوكيل<\/bdi><\/strong> to use your account\?/, /<p class="alert"><span class="app-name[^"]*"><bdi>تطبيق الوكيل<\/bdi><\/span> registered itself with this site/],
+      ['zh-CN', /<strong class="app-name[^"]*"><bdi>تطبيق الوكيل<\/bdi><\/strong>/, /<p class="alert"><span class="app-name[^"]*"><bdi>تطبيق الوكيل<\/bdi><\/span>是自行注册的应用/],
     ] as const) {
       const page = await consentPage(app, locale);
       assert.match(page, heading, locale);
@@ -284,17 +347,17 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     const { client: hebrew } = await registerClient(t.deps.stores, t.clock, {
       name: 'יישום', type: 'public', redirectUris: ['https://member.example/cb'], ownerId: user.id, memberRegistered: true,
     });
-    assert.match(await consentPage({ client: hebrew, redirectUri: 'https://member.example/cb' }), /<bdi>יישום<\/bdi> is made by/);
+    assert.match(await consentPage({ client: hebrew, redirectUri: 'https://member.example/cb' }), /<bdi>יישום<\/bdi><\/span> is made by/);
     // A row from before direction controls were refused: its override ends with its name.
     const older = await t.deps.stores.clients.create({
       clientId: `older${++counter}`, name: 'Agent \u202eevil', description: '', homepageUrl: '', ownerId: null, type: 'public',
       redirectUris: ['https://agent.example/cb'], allowedScopes: ['profile:read', 'posts:read'], secretHash: null, idTokenAlg: 'RS256', selfRegistered: true,
     }, t.clock.now());
-    assert.match(await consentPage({ client: older, redirectUri: 'https://agent.example/cb' }), /<p class="alert"><bdi>Agent \u202eevil<\/bdi> registered itself/);
+    assert.match(await consentPage({ client: older, redirectUri: 'https://agent.example/cb' }), /<p class="alert"><span class="app-name latin-start latin-end"><bdi>Agent \u202eevil<\/bdi><\/span> registered itself/);
     // An ordinary name is left bare.
     const { client: plain } = await registerClient(t.deps.stores, t.clock, { name: 'Plain App', type: 'public', redirectUris: ['https://plain.example/cb'] });
     const bare = await consentPage({ client: plain, redirectUri: 'https://plain.example/cb' });
-    assert.match(bare, /Plain App is made by the site operators/);
+    assert.match(bare, /<span class="app-name latin-start latin-end">Plain App<\/span> is made by the site operators/);
     assert.doesNotMatch(bare, /<bdi>Plain App/);
   });
 });

@@ -333,4 +333,39 @@ describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromiu
     await page.close();
     assert.deepEqual(problems, []);
   });
+
+  test('an app\'s name saved before marks on one character were bounded draws nothing over the consent page\'s words and buttons at 390 px: the buttons, the scopes and the text under the name look as they do beside a name without its marks, and a long run of letters stays within the page', async () => {
+    // Nonspacing marks add no width, so the two pages are laid out alike and differ only where marks are drawn.
+    const consent = async (name: string) => {
+      const client = await t.deps.stores.clients.create({
+        clientId: `stacked-${randomBytes(6).toString('hex')}`, name, description: 'Reads posts.', homepageUrl: '', ownerId: null, type: 'public',
+        redirectUris: ['https://app.example/cb'], allowedScopes: ['profile:read', 'posts:read'], secretHash: null, idTokenAlg: 'RS256', selfRegistered: true,
+      }, t.clock.now());
+      return `${t.baseUrl}/oauth/authorize?${new URLSearchParams({
+        response_type: 'code', client_id: client.clientId, redirect_uri: 'https://app.example/cb', scope: 'profile:read posts:read',
+        state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256',
+      })}`;
+    };
+    const marks = '\u0301\u0316'.repeat(30);
+    const plain = await consent('Agent Tools');
+    const stacked = await consent([...'Agent Tools'].map((c) => c === ' ' ? c : `${c}${marks}`).join(''));
+    const long = await consent('M'.repeat(79));
+    await member.addCookies([{ name: 'lang', value: 'en', url: t.baseUrl }]);
+    const page = await member.newPage();
+    const shots = async (url: string) => {
+      assert.equal((await page.goto(url))?.status(), 200);
+      // Every block under the heading but those that hold the name: the buttons, the scopes, the other paragraphs.
+      const below = page.locator('main :is(button, ul, h2, p):not(:has(.app-name)):below(h1)');
+      return Promise.all((await below.all()).map((element) => element.screenshot()));
+    };
+    const withoutMarks = await shots(plain);
+    const withMarks = await shots(stacked);
+    assert.equal(withMarks.length, withoutMarks.length);
+    assert.ok(withMarks.length >= 5, 'buttons, scopes and paragraphs compared');
+    const differing = withMarks.filter((shot, i) => !shot.equals(withoutMarks[i]!)).length;
+    assert.equal(differing, 0, `${differing} of ${withMarks.length} elements under the name drawn over`);
+    await page.goto(long);
+    assert.ok(await pageWidth(page) <= PHONE.width, 'a long run of letters breaks within the page');
+    await page.close();
+  });
 });

@@ -3,7 +3,7 @@
  * any script. The username stays the ASCII handle that tells two members apart.
  */
 import { InputError } from '../errors.js';
-import { unitsBeforeNormalizing } from '../text.js';
+import { checkMarks, unitsBeforeNormalizing } from '../text.js';
 import type { User } from './ports.js';
 
 export const NICKNAME_MAX_LENGTH = 30;
@@ -23,8 +23,6 @@ export const NICKNAME_FIELD_MAX_UNITS = 2 * NICKNAME_MAX_LENGTH;
  * joiner), with which a name could look blank or like another.
  */
 const NICKNAME_CHARACTERS = /^(?:(?!\p{DI})[\p{L}\p{M}\p{N}\p{P} \u3000])+$/u;
-/** Marks stacked on one character past what any script writes, which draw over the text around them. */
-const STACKED_MARKS = /\p{M}{4,}/u;
 /** Space padding that pushes the @username beside the name out of sight. */
 const REPEATED_SPACES = /[ \u3000]{2,}/u;
 
@@ -46,9 +44,11 @@ export function checkNickname(value: string): string | null {
   const nickname = trimmed.normalize('NFC').trim();
   if (nickname === '') return null;
   if ([...nickname].length > NICKNAME_MAX_LENGTH) throw nicknameTooLong();
-  if (!NICKNAME_CHARACTERS.test(nickname) || STACKED_MARKS.test(nickname) || REPEATED_SPACES.test(nickname)) {
+  if (!NICKNAME_CHARACTERS.test(nickname) || REPEATED_SPACES.test(nickname)) {
     throw InputError.worded('nickname', 'nickname may hold letters, digits, punctuation and single spaces of any script, but no symbols, emoji, control or invisible characters', { key: 'problems.nicknameCharacters' });
   }
+  // Marks stacked past what any script writes draw over the text around the name (`checkMarks`).
+  checkMarks('nickname', nickname);
   if (!/[\p{L}\p{N}]/u.test(nickname)) {
     throw InputError.worded('nickname', 'nickname must contain a letter or a digit', { key: 'problems.nicknameLetter' });
   }

@@ -8,7 +8,7 @@ import type { Scope } from '../../core/oauth/scopes.js';
 import type { Translator } from '../../core/locales.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
-import { appName, appNameInTitle, chosenName, homepageLink, listOf, personName, rich, scopeWords } from './words.js';
+import { appName, appNameInSentence, appNameInTitle, homepageLink, listOf, personName, rich, scopeWords } from './words.js';
 
 export interface ConsentView {
   request: AuthorizationRequest;
@@ -37,7 +37,7 @@ function describedApp(t: Translator, client: Client, host: string, redirectUri: 
   const local = !redirectsToDeviceOrLocalNetwork(redirectUri) ? undefined
     : destination === host ? t.text('consent.documentLocalRedirectSameHost', { target: destination })
     : t.text('consent.documentLocalRedirect', { target: destination, host });
-  return html`${client.verifiedAt === null ? html`<p class="muted">${rich(t, 'consent.documentNotReviewed', { app: chosenName(client.name), host })}</p>` : ''}
+  return html`${client.verifiedAt === null ? html`<p class="muted">${rich(t, 'consent.documentNotReviewed', { app: appNameInSentence(client.name), host })}</p>` : ''}
 ${local === undefined ? '' : html`<p class="alert" role="alert">${local}</p>`}`;
 }
 
@@ -65,13 +65,13 @@ ${described !== undefined ? describedApp(t, client, described, view.request.redi
   : client.selfRegistered
     // INTERFACE section 13: nobody answers for an app that registered itself (RFC 7591), until staff verify it.
     ? client.verifiedAt === null
-      ? html`<p class="alert">${rich(t, 'consent.selfRegistered', { app: chosenName(client.name) })}${homepageAfter(client, ' ')}</p>`
+      ? html`<p class="alert">${rich(t, 'consent.selfRegistered', { app: appNameInSentence(client.name) })}${homepageAfter(client, ' ')}</p>`
       : client.homepageUrl ? html`<p class="muted">${homepageAfter(client, '')}</p>` : ''
     : html`<p class="muted">${view.owner
-    ? rich(t, 'consent.madeBy', { app: chosenName(client.name), owner: html`<strong>${personName(view.owner)}</strong>` })
-    : rich(t, 'consent.madeByOperators', { app: chosenName(client.name) })}${homepageAfter(client, ' · ')}</p>`}
+    ? rich(t, 'consent.madeBy', { app: appNameInSentence(client.name), owner: html`<strong>${personName(view.owner)}</strong>` })
+    : rich(t, 'consent.madeByOperators', { app: appNameInSentence(client.name) })}${homepageAfter(client, ' · ')}</p>`}
 ${client.verifiedAt === null ? '' : html`<p class="verified"><span class="tag member">${t.text('consent.verifiedBy')}</span></p>`}
-${described === undefined && client.description ? html`<p>${client.description}</p>` : ''}
+${described === undefined && client.description ? html`<p class="app-description">${client.description}</p>` : ''}
 <h2>${t.text('consent.willRead')}</h2>
 <ul class="scopes">
 ${view.request.scopes.map((scope) => scopeItem(t, scope, repeat && !view.granted.includes(scope)))}

@@ -35,15 +35,32 @@ export function rich(t: Translator, key: string, values: MessageValues<Html>): H
 const nonIdeographic = (character: string) => /^[\p{L}\p{N}]$/u.test(character) && !EAST_ASIAN.test(character);
 
 /**
- * An app's name in bold where a message sets it (`允许<b>{app}</b>使用你的账号？`). Chinese puts a
- * narrow space between Han characters and a Latin word (W3C clreq 3.2.2); a browser with CSS
- * `text-autospace` sets it, and for one without, a Latin first or last character is marked
- * (`latin-start`, `latin-end`) for the stylesheet's fallback margin. A Chinese name gets no mark.
+ * An app's name in bold where a message sets it (`允许<b>{app}</b>使用你的账号？`): a box of its own
+ * (`nameBox`).
  */
 export function appName(chunks: Array<string | Html>): Html {
+  return nameBox('strong', chunks);
+}
+
+/** An app's name in a sentence of the consent page, in the words' own weight: a box of its own (`nameBox`). */
+export function appNameInSentence(name: string): Html {
+  return nameBox('span', [name]);
+}
+
+/**
+ * An app's name as a box of its own (class `app-name`), which the stylesheet keeps from drawing
+ * over the words and buttons around it (marks stacked on its letters in a name saved before they
+ * were bounded, a run of letters with no place to break). Chinese puts a narrow space between Han
+ * characters and a Latin word (W3C clreq 3.2.2), which `text-autospace` does not set beside a box,
+ * so a Latin first or last character is marked (`latin-start`, `latin-end`) for the stylesheet's
+ * margin. A Chinese name gets no mark.
+ */
+function nameBox(element: 'strong' | 'span', chunks: Array<string | Html>): Html {
   const text = chunks.join('');
   const { start, end } = latinEdges(text);
-  return html`<strong class="app-name${start ? ' latin-start' : ''}${end ? ' latin-end' : ''}">${needsIsolation(text) ? html`<bdi>${chunks}</bdi>` : chunks}</strong>`;
+  const name = needsIsolation(text) ? html`<bdi>${chunks}</bdi>` : chunks;
+  const classes = `app-name${start ? ' latin-start' : ''}${end ? ' latin-end' : ''}`;
+  return element === 'strong' ? html`<strong class="${classes}">${name}</strong>` : html`<span class="${classes}">${name}</span>`;
 }
 
 /**
