@@ -29,7 +29,11 @@ return 0
 `;
 
 /** What the limiter sends Redis (`RedisUse`): its scripts, on a key of its names that expires within seconds. */
-export const rateLimiterUse: RedisUse = (client) => [HIT_SCRIPT, REFUND_SCRIPT].flatMap((script) => scriptBothWays(client, script, ['svc:rl:start-check'], [1]));
+export const rateLimiterUse: RedisUse = {
+  name: 'the rate limiter',
+  meanwhile: 'rate limits count in memory per instance',
+  send: (client) => [HIT_SCRIPT, REFUND_SCRIPT].flatMap((script) => scriptBothWays(client, script, ['svc:rl:start-check'], [1])),
+};
 
 /** The limiter's connection (`RedisConnection`), and its keys' prefix. */
 export type RedisRateLimiterOptions = {
@@ -57,7 +61,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   constructor(options: RedisRateLimiterOptions) {
     this.keyPrefix = options.keyPrefix ?? 'svc:rl:';
-    ({ redis: this.redis, owned: this.ownsConnection } = connectionOf(options, 'rate limits count in memory per instance', rateLimiterUse));
+    ({ redis: this.redis, owned: this.ownsConnection } = connectionOf(options, rateLimiterUse));
     this.client = this.redis.client as Redis & HitCommand;
     this.client.defineCommand('svcRateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
     this.client.defineCommand('svcRateLimitRefund', { numberOfKeys: 1, lua: REFUND_SCRIPT });
@@ -67,7 +71,7 @@ export class RedisRateLimiter implements RateLimiter {
     const windowStart = windowStartOf(now, windowSeconds);
     const resetAt = windowStart + windowSeconds;
     // Expiry is relative (Redis's own clock), twice the window so a late hit never resets a count.
-    const answer = await this.redis.ask(() => this.client.svcRateLimitHit(`${this.keyPrefix}${key}:${windowStart}`, windowSeconds * 2));
+    const answer = await this.redis.ask(() => this.client.svcRateLimitHit(`${this.keyPrefix}${key}:${windowStart}`, windowSeconds * 2), rateLimiterUse);
     if (answer === undefined) {
       const decision = this.fallback.hitSync(key, limit, windowSeconds, now);
       this.countedInMemory.add(decision);
@@ -80,11 +84,11 @@ export class RedisRateLimiter implements RateLimiter {
   async refund(key: string, windowSeconds: number, now: Instant, counted: RateLimitDecision): Promise<void> {
     if (this.countedInMemory.has(counted)) return this.fallback.refundSync(key, windowSeconds, now);
     // Redis away now: the hit stays counted there, erring towards the limit for one window.
-    await this.redis.ask(() => this.client.svcRateLimitRefund(`${this.keyPrefix}${key}:${windowStartOf(now, windowSeconds)}`));
+    await this.redis.ask(() => this.client.svcRateLimitRefund(`${this.keyPrefix}${key}:${windowStartOf(now, windowSeconds)}`), rateLimiterUse);
   }
 
   state(): RateLimiterState {
-    return this.redis.isDegraded ? 'degraded' : 'redis';
+    return this.redis.isDegradedFor(rateLimiterUse) ? 'degraded' : 'redis';
   }
 
   async close(): Promise<void> {
