@@ -31,9 +31,11 @@
  * timeout for the answer, which a shorter wait would take for a stall. An error Redis answers
  * with (out of memory, a script error, LOADING) leaves the connection as it is: that request uses
  * its fallback, and the outage ends at the next command Redis answers. A permission it refuses
- * (`NOPERM`: REDIS_URL's ACL user changed since the start), or a write it refuses as a replica
- * (`READONLY`: failed over), is no outage and is logged as what it is, once; Redis is skipped
- * meanwhile, and each new connection, every 2 s, is probed as after an outage.
+ * (`NOPERM`: REDIS_URL's ACL user changed since the start) is no outage and is logged as what it
+ * is, once: only the user refused (`RedisUse`) keeps to its fallback, the other to Redis, and
+ * what it sends is tried again every 2 s until Redis allows it. A write refused as a replica
+ * (`READONLY`: failed over) is logged as such, once; Redis is skipped meanwhile, and each new
+ * connection, every 2 s, is probed as after an outage.
  * docs/operations.md, "Metrics and alerts".
  */
 import { createHash } from 'node:crypto';
