@@ -53,7 +53,7 @@ export interface GuardedRedisOptions {
   logger?: RedisLogger | undefined;
   /** What the users of the connection do while Redis is away, for the log line; the `uses`' own words when not given. */
   meanwhile?: string | undefined;
-  /** What its users send (`RedisUse`), run on a new connection before Redis is used again after an outage or a refused permission. */
+  /** Its users and what each sends (`RedisUse`), run on a new connection before Redis is used again after an outage, and while Redis refuses one. */
   uses?: readonly RedisUse[] | undefined;
 }
 
