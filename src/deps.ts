@@ -111,7 +111,6 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
   // One connection to Redis for the limiter and the replay cache (src/redis/connect.ts).
   const redis = settings.redisUrl === undefined ? undefined : new GuardedRedis(settings.redisUrl, {
     logger: pino({ level: settings.logLevel, name: 'redis' }),
-    meanwhile: 'rate limits count in memory per instance and DPoP proofs are recorded in the database',
     uses: REDIS_USES,
   });
   const limiter = overrides.limiter ?? createLimiter(redis);

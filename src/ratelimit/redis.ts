@@ -34,7 +34,11 @@ return 0
 `;
 
 /** What the limiter sends Redis (`RedisUse`): its scripts, on a key of its names that expires within seconds. */
-export const rateLimiterUse: RedisUse = (client) => [HIT_SCRIPT, PEEK_SCRIPT, REFUND_SCRIPT].flatMap((script) => scriptBothWays(client, script, ['svc:rl:start-check'], [1]));
+export const rateLimiterUse: RedisUse = {
+  name: 'the rate limiter',
+  meanwhile: 'rate limits count in memory per instance',
+  send: (client) => [HIT_SCRIPT, PEEK_SCRIPT, REFUND_SCRIPT].flatMap((script) => scriptBothWays(client, script, ['svc:rl:start-check'], [1])),
+};
 
 /** The limiter's connection (`RedisConnection`), and its keys' prefix. */
 export type RedisRateLimiterOptions = {
@@ -63,7 +67,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   constructor(options: RedisRateLimiterOptions) {
     this.keyPrefix = options.keyPrefix ?? 'svc:rl:';
-    ({ redis: this.redis, owned: this.ownsConnection } = connectionOf(options, 'rate limits count in memory per instance', rateLimiterUse));
+    ({ redis: this.redis, owned: this.ownsConnection } = connectionOf(options, rateLimiterUse));
     this.client = this.redis.client as Redis & HitCommand;
     this.client.defineCommand('svcRateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
     this.client.defineCommand('svcRateLimitPeek', { numberOfKeys: 1, lua: PEEK_SCRIPT });
@@ -74,7 +78,7 @@ export class RedisRateLimiter implements RateLimiter {
     const windowStart = windowStartOf(now, windowSeconds);
     const resetAt = windowStart + windowSeconds;
     // Expiry is relative (Redis's own clock), twice the window so a late hit never resets a count.
-    const answer = await this.redis.ask(() => this.client.svcRateLimitHit(`${this.keyPrefix}${key}:${windowStart}`, windowSeconds * 2));
+    const answer = await this.redis.ask(() => this.client.svcRateLimitHit(`${this.keyPrefix}${key}:${windowStart}`, windowSeconds * 2), rateLimiterUse);
     if (answer === undefined) {
       const decision = this.fallback.hitSync(key, limit, windowSeconds, now);
       this.countedInMemory.add(decision);
@@ -85,7 +89,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   async peek(key: string, limit: number, windowSeconds: number, now: Instant): Promise<RateLimitDecision> {
     const windowStart = windowStartOf(now, windowSeconds);
-    const answer = await this.redis.ask(() => this.client.svcRateLimitPeek(`${this.keyPrefix}${key}:${windowStart}`));
+    const answer = await this.redis.ask(() => this.client.svcRateLimitPeek(`${this.keyPrefix}${key}:${windowStart}`), rateLimiterUse);
     // Redis away: what this instance counted meanwhile, as `hit` answers then.
     if (answer === undefined) return this.fallback.peekSync(key, limit, windowSeconds, now);
     return decision(Number(answer), limit, windowStart + windowSeconds);
@@ -94,11 +98,11 @@ export class RedisRateLimiter implements RateLimiter {
   async refund(key: string, windowSeconds: number, now: Instant, counted: RateLimitDecision): Promise<void> {
     if (this.countedInMemory.has(counted)) return this.fallback.refundSync(key, windowSeconds, now);
     // Redis away now: the hit stays counted there, erring towards the limit for one window.
-    await this.redis.ask(() => this.client.svcRateLimitRefund(`${this.keyPrefix}${key}:${windowStartOf(now, windowSeconds)}`));
+    await this.redis.ask(() => this.client.svcRateLimitRefund(`${this.keyPrefix}${key}:${windowStartOf(now, windowSeconds)}`), rateLimiterUse);
   }
 
   state(): RateLimiterState {
-    return this.redis.isDegraded ? 'degraded' : 'redis';
+    return this.redis.isDegradedFor(rateLimiterUse) ? 'degraded' : 'redis';
   }
 
   async close(): Promise<void> {

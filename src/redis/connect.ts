@@ -31,9 +31,11 @@
  * timeout for the answer, which a shorter wait would take for a stall. An error Redis answers
  * with (out of memory, a script error, LOADING) leaves the connection as it is: that request uses
  * its fallback, and the outage ends at the next command Redis answers. A permission it refuses
- * (`NOPERM`: REDIS_URL's ACL user changed since the start), or a write it refuses as a replica
- * (`READONLY`: failed over), is no outage and is logged as what it is, once; Redis is skipped
- * meanwhile, and each new connection, every 2 s, is probed as after an outage.
+ * (`NOPERM`: REDIS_URL's ACL user changed since the start) is no outage and is logged as what it
+ * is, once: only the user refused (`RedisUse`) keeps to its fallback, the other to Redis, and
+ * what it sends is tried again every 2 s until Redis allows it. A write refused as a replica
+ * (`READONLY`: failed over) is logged as such, once; Redis is skipped meanwhile, and each new
+ * connection, every 2 s, is probed as after an outage.
  * docs/operations.md, "Metrics and alerts".
  */
 import { createHash } from 'node:crypto';
@@ -49,9 +51,9 @@ export interface GuardedRedisOptions {
   /** Longest wait for one command, in milliseconds (500 when not given). */
   commandTimeoutMs?: number | undefined;
   logger?: RedisLogger | undefined;
-  /** What the users of the connection do while Redis is away, for the log line. */
-  meanwhile: string;
-  /** What its users send (`RedisUse`), run on a new connection before Redis is used again after an outage or a refused permission. */
+  /** What the users of the connection do while Redis is away, for the log line; the `uses`' own words when not given. */
+  meanwhile?: string | undefined;
+  /** Its users and what each sends (`RedisUse`), run on a new connection before Redis is used again after an outage, and while Redis refuses one. */
   uses?: readonly RedisUse[] | undefined;
 }
 
@@ -62,9 +64,9 @@ export interface GuardedRedisOptions {
 export type RedisConnection = { redis: GuardedRedis } | { url: string; commandTimeoutMs?: number; logger?: RedisLogger };
 
 /** The connection `options` names, for a user that sends `use`; `owned` when it is made here, for its user to close. */
-export function connectionOf(options: RedisConnection, meanwhile: string, use: RedisUse): { redis: GuardedRedis; owned: boolean } {
+export function connectionOf(options: RedisConnection, use: RedisUse): { redis: GuardedRedis; owned: boolean } {
   if ('redis' in options) return { redis: options.redis, owned: false };
-  return { redis: new GuardedRedis(options.url, { meanwhile, uses: [use], commandTimeoutMs: options.commandTimeoutMs, logger: options.logger }), owned: true };
+  return { redis: new GuardedRedis(options.url, { uses: [use], commandTimeoutMs: options.commandTimeoutMs, logger: options.logger }), owned: true };
 }
 
 /**
@@ -82,14 +84,21 @@ function refusedSetting(error: unknown): 'database' | 'credentials' | undefined 
 }
 
 /**
- * What one user of Redis (the limiter, the replay cache) sends it, run by the start's check
- * (`checkRedisDatabase`) and on a new connection after an outage or a refused permission
- * (`GuardedRedis`), on a key named as the user's own are (`svc:rl:…`, `svc:dpop:…`) that expires
- * within seconds: Redis refuses it (`refusedCommand`) when REDIS_URL's ACL user may not run
- * those commands or touch those keys, or it does not have a command (renamed). Its commands are issued together (`sendUses`), not each
- * after the answer to the one before.
+ * One user of Redis (the limiter, the replay cache) and what it sends, run by the start's check
+ * (`checkRedisDatabase`), on a new connection after an outage, and every 2 s while Redis refuses
+ * it (`GuardedRedis`), on a key named as the user's own are (`svc:rl:…`, `svc:dpop:…`) that
+ * expires within seconds: Redis refuses it (`refusedCommand`) when REDIS_URL's ACL user may not
+ * run those commands or touch those keys, or it does not have a command (renamed). Each use has
+ * its own refusal: the other keeps to Redis meanwhile.
  */
-export type RedisUse = (client: Redis) => Array<Promise<unknown>>;
+export interface RedisUse {
+  /** Its user, for the log lines: 'the rate limiter'. */
+  name: string;
+  /** What its user does while Redis is away or refuses it, for the log lines. */
+  meanwhile: string;
+  /** Its commands, issued together (`sendUses`), not each after the answer to the one before. */
+  send(client: Redis): Array<Promise<unknown>>;
+}
 
 /**
  * Sends `lua` both ways the service's scripts reach Redis: EVAL, which ioredis sends first on each
@@ -109,25 +118,43 @@ export function scriptBothWays(client: Redis, lua: string, keys: string[], args:
  * before, so they take one round trip, as a request's command does, and fit its timeout on a
  * Redis far away (one after the other, the eight of the service's would need eight round trips: 100 ms
  * away, longer than the 500 ms that a new connection's probe has, which would fail for ever).
- * Redis answers in order: the error is the first command's it refused.
+ * Resolves to what Redis refused each use (`refusedCommand`: the first of its commands it refused,
+ * Redis answering in order), `undefined` for a use it answered; rejects with any other error (a
+ * replica's READONLY, LOADING), which concerns every use.
  */
-function sendUses(client: Redis, uses: readonly RedisUse[]): Promise<unknown> {
-  return Promise.all(uses.flatMap((use) => use(client)));
+async function sendUses(client: Redis, uses: readonly RedisUse[]): Promise<Array<Error | undefined>> {
+  const settled = await Promise.allSettled(uses.map((use) => Promise.all(use.send(client))));
+  const errors = settled.map((outcome) => (outcome.status === 'rejected' ? (outcome.reason as Error) : undefined));
+  const other = errors.find((error) => error !== undefined && refusedCommand(error) === undefined);
+  if (other !== undefined) throw other;
+  return errors;
+}
+
+/**
+ * What Redis refuses, with the log lines' words: what it refuses (`what`), what ends that
+ * (`until`), and the line that says it ended (`again`).
+ */
+interface Refusal {
+  what: string;
+  until: string;
+  again: string;
 }
 
 /**
  * A command the service sends that Redis refuses REDIS_URL's ACL user, by its answer, with the log
- * line's words: a command (`NOPERM … the 'evalsha' command`), the keys (`NOPERM … the keys`), a
+ * lines' words: a command (`NOPERM … the 'evalsha' command`), the keys (`NOPERM … the keys`), a
  * command a script runs (Redis 7.0 answers that one with ERR, not NOPERM), or one this Redis does
  * not have (`rename-command`, as managed Redis has some: `ERR unknown command`, or from a script
  * `ERR Unknown Redis command called from script`); `undefined` for any other answer.
  */
-function refusedCommand(error: unknown): { what: string; until: string } | undefined {
+function refusedCommand(error: unknown): Refusal | undefined {
   if (!(error instanceof Error)) return undefined;
-  const unknown = /^ERR unknown command [`']([\w|-]+)[`']/.exec(error.message)?.[1];
-  if (unknown !== undefined) return { what: `Redis does not know the command ${unknown.toUpperCase()} (renamed or disabled)`, until: 'it has it' };
-  if (/^ERR Unknown Redis command called from script/.test(error.message)) return { what: 'Redis does not know a command the service\'s scripts run (renamed or disabled)', until: 'it has it' };
-  const refused = (permission: string) => ({ what: `Redis refuses REDIS_URL's user ${permission}`, until: 'it allows it' });
+  const unknown = /^ERR unknown command [`']([\w|-]+)[`']/.exec(error.message)?.[1]?.toUpperCase();
+  if (unknown !== undefined) return { what: `Redis does not know the command ${unknown} (renamed or disabled)`, until: 'it has it', again: `Redis has the command ${unknown} again` };
+  if (/^ERR Unknown Redis command called from script/.test(error.message)) {
+    return { what: 'Redis does not know a command the service\'s scripts run (renamed or disabled)', until: 'it has it', again: 'Redis has the commands the service\'s scripts run again' };
+  }
+  const refused = (permission: string) => ({ what: `Redis refuses REDIS_URL's user ${permission}`, until: 'it allows it', again: `Redis allows REDIS_URL's user ${permission} again` });
   if (/^ERR The user executing the script can't run this command/.test(error.message)) return refused('a command the service\'s scripts run');
   if (!/^NOPERM\b/.test(error.message)) return undefined;
   const command = /'([\w|-]+)' command/.exec(error.message)?.[1];
@@ -136,28 +163,58 @@ function refusedCommand(error: unknown): { what: string; until: string } | undef
 }
 
 /**
- * What a command's error says that a new connection may change, with the log line's words: a
- * command refused (`refusedCommand`: REDIS_URL's user lost a permission, or Redis was restarted
- * with the command renamed), or a Redis that is a replica now (`READONLY` to a write,
- * `MASTERDOWN` from one cut off from its primary), as a failover leaves the old primary, while
- * REDIS_URL's name points at the new one; `undefined` for any other error.
+ * Whether `error` is a replica's answer: `READONLY` to a write, or `MASTERDOWN` from one cut off
+ * from its primary. At start REDIS_URL names a replica; running, a failover left the old primary
+ * one, while REDIS_URL's name points at the new primary.
  */
-function refusedOnConnection(error: unknown): { what: string; until: string } | undefined {
-  if (error instanceof Error && /^(?:READONLY|MASTERDOWN)\b/.test(error.message)) return { what: 'REDIS_URL reaches a replica, which takes no writes', until: 'it reaches a primary' };
-  return refusedCommand(error);
+function answeredAsReplica(error: unknown): boolean {
+  return error instanceof Error && /^(?:READONLY|MASTERDOWN)\b/.test(error.message);
 }
 
-/** What the start's check found of REDIS_URL: `refused` names what Redis refused, with its answer. */
-export type RedisCheck = { outcome: 'ok' | 'unreachable' } | { outcome: 'refused'; refused: 'database' | 'credentials' | 'permissions'; reason: string; db: number };
+const ANSWERED_AS_REPLICA: Refusal = { what: 'REDIS_URL reaches a replica, which takes no writes', until: 'it reaches a primary', again: 'REDIS_URL reaches a primary again' };
 
 /**
- * Whether the Redis at `url` takes what REDIS_URL names, asked once on a connection of its own:
- * `refused` with Redis's answer when it does not have the database its path names, refuses its
- * credentials, or its user may not run what the service sends (`uses`, each run once); `ok` when
- * it takes all that, `unreachable` when no answer came within `timeoutMs`. The start asks it, so
- * such a REDIS_URL is a bad setting, not a fallback to memory for ever.
+ * Whether `error` is the answer of a Redis that serves no command yet: `LOADING` its dataset
+ * (restarted), or `BUSY` running a script past its time limit, which answers even the handshake's
+ * SELECT so, not only what the service sends.
  */
-export async function checkRedisDatabase(url: string, uses: readonly RedisUse[], timeoutMs = 1000): Promise<RedisCheck> {
+function notReady(error: unknown): boolean {
+  return error instanceof Error && /^(?:LOADING|BUSY)\b/.test(error.message);
+}
+
+/** How long the start waits for a Redis that is not ready (`notReady`) to check it; and how often it asks meanwhile. */
+const READY_WAIT_MS = 30_000;
+const NOT_READY_AGAIN_MS = 250;
+
+/**
+ * What the start's check found of REDIS_URL: `refused` names what Redis refused, with its answer;
+ * `not ready` is a Redis that was still LOADING or BUSY once the wait was over, with its answer.
+ */
+export type RedisCheck =
+  | { outcome: 'ok' | 'unreachable' }
+  | { outcome: 'not ready'; reason: string }
+  | { outcome: 'refused'; refused: 'database' | 'credentials' | 'permissions' | 'replica'; reason: string; db: number };
+
+/**
+ * Whether the Redis at `url` takes what REDIS_URL names, asked on a connection of its own:
+ * `refused` with Redis's answer when it does not have the database its path names, refuses its
+ * credentials, its user may not run what the service sends (`uses`, each run once), or it is a
+ * replica, which refuses the writes they make; `ok` when it takes all that, `unreachable` when no
+ * answer came within `timeoutMs`. The start asks it, so such a REDIS_URL is a bad setting, not a
+ * fallback to memory for ever. A Redis not ready yet (`notReady`) is asked again on a new
+ * connection every 250 ms for up to `readyWithinMs`: its answer then says nothing of REDIS_URL.
+ */
+export async function checkRedisDatabase(url: string, uses: readonly RedisUse[], timeoutMs = 1000, readyWithinMs = READY_WAIT_MS): Promise<RedisCheck> {
+  const waitUntil = performance.now() + readyWithinMs;
+  for (;;) {
+    const checked = await checkOnce(url, uses, timeoutMs);
+    if (checked.outcome !== 'not ready' || performance.now() + NOT_READY_AGAIN_MS > waitUntil) return checked;
+    await new Promise((resolve) => setTimeout(resolve, NOT_READY_AGAIN_MS));
+  }
+}
+
+/** `checkRedisDatabase`, asked once. */
+async function checkOnce(url: string, uses: readonly RedisUse[], timeoutMs: number): Promise<RedisCheck> {
   const { Redis: Client } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
   // The connection and its handshake are timed together, by `afterLoopTime`: ioredis's timers
   // would take a Redis answering while the start held the loop for unreachable.
@@ -167,15 +224,27 @@ export async function checkRedisDatabase(url: string, uses: readonly RedisUse[],
   try {
     return await new Promise((resolve) => {
       cancel = afterLoopTime(timeoutMs, () => resolve({ outcome: 'unreachable' }));
+      const refused = (what: 'database' | 'credentials' | 'permissions' | 'replica', error: Error) => resolve({ outcome: 'refused', refused: what, reason: error.message, db });
       client.on('error', (error: Error) => {
-        const refused = refusedSetting(error);
-        resolve(refused === undefined ? { outcome: 'unreachable' } : { outcome: 'refused', refused, reason: error.message, db });
+        // BUSY answers the handshake's SELECT too: no database refused.
+        if (notReady(error)) return resolve({ outcome: 'not ready', reason: error.message });
+        const setting = refusedSetting(error);
+        if (setting === undefined) resolve({ outcome: 'unreachable' });
+        else refused(setting, error);
       });
       client.on('ready', () => {
-        // Any other answer (out of memory, writes paused) is Redis's state now, no setting at fault.
         sendUses(client, uses).then(
-          () => resolve({ outcome: 'ok' }),
-          (error: Error) => resolve(refusedCommand(error) === undefined ? { outcome: 'ok' } : { outcome: 'refused', refused: 'permissions', reason: error.message, db }),
+          (refusals) => {
+            const refusal = refusals.find((error) => error !== undefined);
+            if (refusal === undefined) resolve({ outcome: 'ok' });
+            else refused('permissions', refusal);
+          },
+          (error: Error) => {
+            if (notReady(error)) resolve({ outcome: 'not ready', reason: error.message });
+            else if (answeredAsReplica(error)) refused('replica', error);
+            // Any other answer (out of memory, writes paused) is Redis's state now, no setting at fault.
+            else resolve({ outcome: 'ok' });
+          },
         );
       });
       client.connect().catch(() => {});
@@ -248,10 +317,13 @@ function afterLoopTime(ms: number, verdict: () => void): () => void {
 }
 
 /** A script that writes nothing: a Redis pausing its writes does not answer it (`probe`). */
-const ANSWERS_SCRIPTS: RedisUse = (client) => [client.eval('return 1', 0)];
+const answersScripts = (client: Redis) => client.eval('return 1', 0);
 
 /** How long after an error answered to a new connection's probe it is sent again (`probe`). */
 const PROBE_AGAIN_MS = 1000;
+
+/** How often what a refused use sends is tried again (`recheckLater`), as a refused connection is made again. */
+const REFUSED_AGAIN_MS = 2000;
 
 export class GuardedRedis {
   readonly client: Redis;
@@ -272,8 +344,13 @@ export class GuardedRedis {
    */
   private readonly waiting = new Set<(ready: boolean) => void>();
   private degraded = false;
-  /** The refusal of REDIS_URL's settings told in this outage (`refusal`), if any. */
-  private refusalTold: string | undefined;
+  /** The refusal of REDIS_URL's settings, or of a replica, told in this outage (`refusal`), if any. */
+  private refusalTold: Refusal | undefined;
+  /**
+   * The uses Redis refuses (`refusedCommand`: a permission of REDIS_URL's user, a command renamed),
+   * each told once: that use keeps to its fallback, the others to Redis, until it is answered again.
+   */
+  private readonly refusedUses = new Map<RedisUse, Refusal>();
   private closed = false;
   /** A command went unanswered and its connection was dropped: skip Redis until the next 'ready'. */
   private dropped = false;
@@ -286,8 +363,8 @@ export class GuardedRedis {
   constructor(url: string, options: GuardedRedisOptions) {
     const timeout = (this.timeout = options.commandTimeoutMs ?? 500);
     this.logger = options.logger;
-    this.meanwhile = options.meanwhile;
     this.uses = options.uses ?? [];
+    this.meanwhile = options.meanwhile ?? this.uses.map((use) => use.meanwhile).join(' and ');
     const { Redis: Client, ReplyError } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
     this.isReply = (error) => error instanceof ReplyError;
     this.client = new Client(url, {
@@ -317,12 +394,13 @@ export class GuardedRedis {
       if (refused === 'credentials') {
         // ioredis drops the connection and tries again (every 2 s at most), refused each time
         // until Redis takes the password again (restarted with another): told once.
-        return this.refusal(error, 'Redis refuses the password or user of REDIS_URL', 'it takes them');
+        return this.refusal(error, { what: 'Redis refuses the password or user of REDIS_URL', until: 'it takes them', again: 'Redis takes the password and user of REDIS_URL again' });
       }
       // ioredis reports the SELECT of REDIS_URL's database number refused, then goes on, ready,
       // on database 0: another deployment's counters, or whatever else is kept there. This
       // connection is dropped before it is ready, and each new one (every 2 s at most) asks again.
-      this.refusal(error, `REDIS_URL names database ${this.client.options.db}, which this Redis does not have`, 'it does');
+      const db = this.client.options.db;
+      this.refusal(error, { what: `REDIS_URL names database ${db}, which this Redis does not have`, until: 'it does', again: `Redis has database ${db}, which REDIS_URL names` });
       this.drop();
     });
     // A connection not made within 1 s (the commands' timeout, if longer) is tried again; then its
@@ -369,7 +447,8 @@ export class GuardedRedis {
    * as a failover does) answers it and not a script, one still LOADING its dataset refuses every
    * other command, and an ACL user may still lack a permission. So a script is sent at once,
    * alone, with what the users send (`uses`), in one round trip (`sendUses`) and one command's
-   * timeout: its answer ends the outage (`send`), and until then
+   * timeout: its answer ends the outage (`send`), each use's refused or answered telling whether
+   * that use may ask Redis (`judge`), and until then
    * requests keep to their fallback without asking, or each would wait for the timeout on a Redis
    * that still pauses (its failure drops this connection too, and the next is probed). An error
    * answered (LOADING) keeps the connection, probed again a second later, as ioredis's ready
@@ -379,8 +458,9 @@ export class GuardedRedis {
     this.probing = true;
     const connection = this.closes;
     const current = () => connection === this.closes && !this.closed && !this.dropped && this.degraded;
-    void this.send(() => sendUses(this.client, [ANSWERS_SCRIPTS, ...this.uses])).then((answer) => {
-      if (answer !== undefined || !current()) {
+    void this.send(async () => (await Promise.all([answersScripts(this.client), sendUses(this.client, this.uses)]))[1]).then((refusals) => {
+      if (refusals !== undefined) this.judge(this.uses, refusals);
+      if (refusals !== undefined || !current()) {
         this.probing = false;
         return;
       }
@@ -414,17 +494,23 @@ export class GuardedRedis {
     return this.degraded;
   }
 
+  /** Whether `use` keeps to its fallback: in an outage, or while Redis refuses it. */
+  isDegradedFor(use: RedisUse): boolean {
+    return this.degraded || this.refusedUses.has(use);
+  }
+
   /**
-   * What Redis answers to `command`; `undefined` when Redis is known to be down (it is not asked)
-   * or does not answer in time: the caller then answers from its fallback.
+   * What Redis answers to `command`, sent for `use`; `undefined` when Redis is known to be down,
+   * or refuses `use` (it is not asked), or does not answer in time: the caller then answers from
+   * its fallback.
    */
-  async ask<T>(command: () => Promise<T>): Promise<T | undefined> {
-    if (!this.usable) return undefined;
-    return this.send(command);
+  async ask<T>(command: () => Promise<T>, use?: RedisUse): Promise<T | undefined> {
+    if (!this.usable || (use !== undefined && this.refusedUses.has(use))) return undefined;
+    return this.send(command, use);
   }
 
   /** `ask`, Redis usable or not: what it answers to `command` in time, else `undefined`. */
-  private async send<T>(command: () => Promise<T>): Promise<T | undefined> {
+  private async send<T>(command: () => Promise<T>, use?: RedisUse): Promise<T | undefined> {
     // Not sent when its connection is not ready in time: no news of Redis then, as the
     // connection has timeouts of its own (`timeConnection`), and a stall may not be judged on a
     // command that did not go out.
@@ -446,7 +532,7 @@ export class GuardedRedis {
       );
     });
     if ('error' in outcome) {
-      this.failed(outcome.error, connection);
+      this.failed(outcome.error, connection, use);
       return undefined;
     }
     // After an error Redis answered with, no 'ready' follows: an answer is what ends that outage.
@@ -477,18 +563,23 @@ export class GuardedRedis {
     for (const tell of this.waiting) tell(ready);
   }
 
-  /** A command failed; `connection` (the count of closes when it was sent) names its connection. */
-  private failed(error: unknown, connection: number): void {
+  /**
+   * A command failed; `connection` (the count of closes when it was sent) names its connection,
+   * `use` what it was sent for.
+   */
+  private failed(error: unknown, connection: number, use: RedisUse | undefined): void {
     // Sent on a connection closed since: its closing was the news, and a new one may be fine.
     if (connection !== this.closes || this.closed) return;
-    const refused = refusedOnConnection(error);
-    if (refused !== undefined) {
-      // REDIS_URL's user lost a permission since the start (its ACL changed), its Redis lost a
-      // command (restarted with it renamed), or is a replica now: no outage, and told once as what it is. Redis is skipped as in an outage,
+    const refused = refusedCommand(error);
+    // REDIS_URL's user lost a permission since the start (its ACL changed), or its Redis lost a
+    // command (restarted with it renamed): no outage, and only that use is refused.
+    if (refused !== undefined && use !== undefined) return this.refuse(use, error, refused);
+    if (answeredAsReplica(error)) {
+      // A replica now: no outage, and told once as what it is. Redis is skipped as in an outage,
       // every user on its fallback, and the connection dropped: each new one (every 2 s, to
       // where REDIS_URL's name points then) runs what the users send before Redis is used again,
       // so no request pays a round trip to be refused meanwhile.
-      this.refusal(error, refused.what, refused.until);
+      this.refusal(error, ANSWERED_AS_REPLICA);
       return this.drop();
     }
     this.outage(error);
@@ -503,27 +594,65 @@ export class GuardedRedis {
     this.client.disconnect(true);
   }
 
-  private outage(error: unknown, what = 'Redis unreachable', until = 'it is back'): void {
+  private outage(error: unknown): void {
     if (this.degraded || this.closed) return;
     this.degraded = true;
-    this.warn(error, what, until);
+    this.warn(error, `Redis unreachable; ${this.meanwhile} until it is back`);
   }
 
   /**
-   * Redis refuses what REDIS_URL names (`refusedSetting`): told once an outage, even one already
-   * told (a Redis restarted with another password first closes the connection), and not again at
-   * each retry it refuses the same way.
+   * Redis refuses what REDIS_URL names (`refusedSetting`), or is a replica: told once an outage,
+   * even one already told (a Redis restarted with another password first closes the connection),
+   * and not again at each retry it refuses the same way.
    */
-  private refusal(error: unknown, what: string, until: string): void {
-    if (this.closed || this.refusalTold === what) return;
+  private refusal(error: unknown, refused: Refusal): void {
+    if (this.closed || this.refusalTold?.what === refused.what) return;
     this.degraded = true;
-    this.refusalTold = what;
-    this.warn(error, what, until);
+    this.refusalTold = refused;
+    this.warn(error, `${refused.what}; ${this.meanwhile} until ${refused.until}`);
   }
 
-  private warn(error: unknown, what: string, until: string): void {
+  /**
+   * Redis refuses `use` (`refusedCommand`): told once, that use alone keeps to its fallback (the
+   * others' commands are answered), and what it sends is tried again every 2 s on the connection
+   * as it is then (an ACL changed applies to it at once), until answered.
+   */
+  private refuse(use: RedisUse, error: unknown, refused: Refusal): void {
+    if (this.closed || this.refusedUses.has(use)) return;
+    this.refusedUses.set(use, refused);
+    this.warn(error, `${refused.what}; ${use.meanwhile} until ${refused.until}`);
+    this.recheckLater(use, refused);
+  }
+
+  /** Tries what `use` sends again in 2 s, and so on, while Redis refuses it as `refused` (a later refusal has its own). */
+  private recheckLater(use: RedisUse, refused: Refusal): void {
+    setTimeout(async () => {
+      if (this.closed || this.refusedUses.get(use) !== refused) return;
+      // In an outage the next connection's probe runs it (`probe`).
+      if (this.usable) {
+        const refusals = await this.send(() => sendUses(this.client, [use]));
+        if (refusals !== undefined) this.judge([use], refusals);
+      }
+      this.recheckLater(use, refused);
+    }, REFUSED_AGAIN_MS).unref();
+  }
+
+  /** What Redis answered `uses` (`sendUses`): each refused, or granted again if it was refused. */
+  private judge(uses: readonly RedisUse[], refusals: ReadonlyArray<Error | undefined>): void {
+    uses.forEach((use, i) => {
+      const error = refusals[i];
+      if (error !== undefined) return this.refuse(use, error, refusedCommand(error)!);
+      const refused = this.refusedUses.get(use);
+      if (refused === undefined || this.closed) return;
+      this.refusedUses.delete(use);
+      this.logger?.info({}, `${refused.again}; ${use.name} uses Redis again`);
+      for (const listener of this.recoveryListeners) listener();
+    });
+  }
+
+  private warn(error: unknown, line: string): void {
     const reason = error instanceof Error ? error.message : String(error);
-    this.logger?.warn({ reason }, `${what}; ${this.meanwhile} until ${until}`);
+    this.logger?.warn({ reason }, line);
   }
 
   private recovered(): void {
@@ -533,8 +662,8 @@ export class GuardedRedis {
     this.tellWaiting(true);
     if (!this.degraded || this.closed) return;
     this.degraded = false;
+    this.logger?.info({}, this.refusalTold?.again ?? 'Redis is reachable again');
     this.refusalTold = undefined;
-    this.logger?.info({}, 'Redis is reachable again');
     for (const listener of this.recoveryListeners) listener();
   }
 

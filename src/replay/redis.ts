@@ -22,7 +22,11 @@ const UNPUBLISHED_MAX = 100_000;
 const PUBLISH_BATCH = 500;
 
 /** What the cache sends Redis (`RedisUse`): its claim, on a key of its names that expires within a second. */
-export const replayUse: RedisUse = (client) => [client.set('svc:dpop:start-check', '1', 'PX', 1000, 'NX')];
+export const replayUse: RedisUse = {
+  name: 'the DPoP replay cache',
+  meanwhile: 'DPoP proofs are recorded in the database',
+  send: (client) => [client.set('svc:dpop:start-check', '1', 'PX', 1000, 'NX')],
+};
 
 /** The cache's connection (`RedisConnection`); either way claims go to `fallback` while Redis is away. */
 export type RedisReplayStoreOptions = {
@@ -55,13 +59,13 @@ export class RedisReplayStore implements DpopReplayStore {
   constructor(options: RedisReplayStoreOptions) {
     this.fallback = options.fallback;
     this.keyPrefix = options.keyPrefix ?? 'svc:dpop:';
-    ({ redis: this.redis, owned: this.ownsConnection } = connectionOf(options, 'DPoP proofs are recorded in the database', replayUse));
+    ({ redis: this.redis, owned: this.ownsConnection } = connectionOf(options, replayUse));
     this.stopListening = this.redis.onRecovered(() => void this.publish());
   }
 
   async claim(key: string, expiresAt: Instant, now: Instant): Promise<boolean> {
     this.latest = Math.max(this.latest, now);
-    const answer = await this.redis.ask(() => this.redis.client.set(`${this.keyPrefix}${key}`, '1', 'PX', Math.max(1, expiresAt - now), 'NX'));
+    const answer = await this.redis.ask(() => this.redis.client.set(`${this.keyPrefix}${key}`, '1', 'PX', Math.max(1, expiresAt - now), 'NX'), replayUse);
     if (answer === undefined) return this.claimInDatabase(key, expiresAt, now);
     if (answer !== 'OK') return false;
     return now < this.databaseUntil ? this.fallback.claim(key, expiresAt, now) : true;
@@ -94,7 +98,7 @@ export class RedisReplayStore implements DpopReplayStore {
     }
     for (let i = 0; i < alive.length; i += PUBLISH_BATCH) {
       const answers = await Promise.all(alive.slice(i, i + PUBLISH_BATCH).map(async ([key, expiresAt]) => {
-        const answer = await this.redis.ask(() => this.redis.client.set(`${this.keyPrefix}${key}`, '1', 'PX', expiresAt - now, 'NX'));
+        const answer = await this.redis.ask(() => this.redis.client.set(`${this.keyPrefix}${key}`, '1', 'PX', expiresAt - now, 'NX'), replayUse);
         if (answer !== undefined) this.unpublished.delete(key);
         return answer;
       }));

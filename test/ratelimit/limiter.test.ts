@@ -10,6 +10,7 @@ import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import type { RedisLogger } from '../../src/redis/connect.js';
 import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
 import { TcpRelay } from '../support/relay.js';
+import { until } from '../support/eventually.js';
 import { freePort } from '../support/instances.js';
 
 const T0 = Date.UTC(2026, 10, 22, 0, 30, 48); // 48 s into its minute
@@ -109,11 +110,6 @@ function recordingLogger() {
   return { lines, logger };
 }
 
-async function eventually(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 50));
-  assert.ok(condition(), what);
-}
-
 describe('Redis limiter when Redis is unreachable', () => {
   test('with nothing behind the port it keeps answering from memory, degraded, and logs it once', async () => {
     const { lines, logger } = recordingLogger();
@@ -129,7 +125,7 @@ describe('Redis limiter when Redis is unreachable', () => {
     }
   });
 
-  test('it goes back to Redis when Redis returns', { skip: skipWithoutRedis }, async () => {
+  test('it goes back to Redis when Redis returns', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
     const proxy = new TcpRelay({ host: new URL(redisUrl!).hostname, port: Number(new URL(redisUrl!).port || 6379) }, await freePort());
     await proxy.open();
     const { lines, logger } = recordingLogger();
@@ -140,10 +136,12 @@ describe('Redis limiter when Redis is unreachable', () => {
       await limiter.hit('k', 100, 60, T0);
       assert.equal(limiter.state(), 'redis');
       await proxy.cut();
-      await eventually(() => limiter.state() === 'degraded', 'degraded once the connection is cut');
+      // Degraded once the connection is cut.
+      await until(() => limiter.state() === 'degraded');
       assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'served from memory meanwhile');
       await proxy.open();
-      await eventually(() => limiter.state() === 'redis', 'back to Redis once it is reachable');
+      // Back to Redis once it is reachable.
+      await until(() => limiter.state() === 'redis');
       // The count continues in Redis: the hit made while degraded was counted in memory only.
       assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98);
       assert.equal((await witness.hit('k', 100, 60, T0)).remaining, 97, 'another instance sees the same count');
@@ -172,15 +170,17 @@ describe('Redis limiter when Redis is unreachable', () => {
     };
   }
 
-  test('a refund goes only where its hit was counted: a hit counted in memory while Redis was away takes nothing off Redis once it is back', { skip: skipWithoutRedis }, async () => {
+  test('a refund goes only where its hit was counted: a hit counted in memory while Redis was away takes nothing off Redis once it is back', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
     const { proxy, limiter, witness, close } = await relayedLimiter();
     try {
       await limiter.hit('k', 100, 60, T0);
       await proxy.cut();
-      await eventually(() => limiter.state() === 'degraded', 'degraded once the connection is cut');
+      // Degraded once the connection is cut.
+      await until(() => limiter.state() === 'degraded');
       const inMemory = await limiter.hit('k', 100, 60, T0);
       await proxy.open();
-      await eventually(() => limiter.state() === 'redis', 'back to Redis once it is reachable');
+      // Back to Redis once it is reachable.
+      await until(() => limiter.state() === 'redis');
       await limiter.refund('k', 60, T0, inMemory);
       assert.equal((await witness.hit('k', 100, 60, T0)).remaining, 98, 'Redis keeps the one hit it counted, and counts this one');
     } finally {
@@ -188,12 +188,13 @@ describe('Redis limiter when Redis is unreachable', () => {
     }
   });
 
-  test('a refund goes only where its hit was counted: a hit Redis counted is not taken off the memory counts while Redis is away', { skip: skipWithoutRedis }, async () => {
+  test('a refund goes only where its hit was counted: a hit Redis counted is not taken off the memory counts while Redis is away', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
     const { proxy, limiter, close } = await relayedLimiter();
     try {
       const inRedis = await limiter.hit('k', 100, 60, T0);
       await proxy.cut();
-      await eventually(() => limiter.state() === 'degraded', 'degraded once the connection is cut');
+      // Degraded once the connection is cut.
+      await until(() => limiter.state() === 'degraded');
       assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'counted in memory');
       await limiter.refund('k', 60, T0, inRedis);
       assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98, 'the hit memory counted stays counted');

@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import type { Redis } from 'ioredis';
 import { REDIS_USES } from '../../src/deps.js';
 import { RedisRateLimiter, rateLimiterUse } from '../../src/ratelimit/redis.js';
 import { checkRedisDatabase, GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
@@ -60,6 +61,19 @@ test('a REDIS_URL database the Redis does not have stops the start with one line
   assert.equal(await server.exited, 2, server.output());
   assert.equal(server.output(), 'invalid setting REDIS_URL: this Redis has no database 99 (ERR DB index is out of range); the number after HOST:PORT/ must name one it has (0 to 15 with Redis\'s default databases 16)\n');
 });
+
+/**
+ * An ACL user made for a test (`admin` deletes it), allowed everything, and the URL of database 12
+ * (the tests' own) as that user.
+ */
+async function aclUser(admin: Redis): Promise<{ user: string; url: string }> {
+  const user = `svc-test-${randomBytes(4).toString('hex')}`;
+  assert.equal(await admin.call('ACL', 'SETUSER', user, 'on', `>${user}-password`, '~*', '+@all'), 'OK');
+  const url = new URL(withDatabase(12));
+  url.username = user;
+  url.password = `${user}-password`;
+  return { user, url: url.href };
+}
 
 /** The service started on REDIS_URL `url`, to its exit: the code and everything it wrote. */
 async function startedOn(url: string): Promise<{ code: number | string; output: string }> {
@@ -133,7 +147,7 @@ test('a Redis with a command the service sends renamed away stops the start with
   const redis = await scratchRedis('--rename-command', 'EVALSHA', '');
   const lines: string[] = [];
   const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
-  const shared = new GuardedRedis(`redis://127.0.0.1:${redis.port}`, { logger, meanwhile: 'both fall back', uses: REDIS_USES });
+  const shared = new GuardedRedis(`redis://127.0.0.1:${redis.port}`, { logger, uses: REDIS_USES });
   const limiter = new RedisRateLimiter({ redis: shared });
   const replay = new RedisReplayStore({ redis: shared, fallback: { claim: async () => true } });
   try {
@@ -141,7 +155,7 @@ test('a Redis with a command the service sends renamed away stops the start with
       await limiter.hit('k', 100, 60, T0);
       await replay.claim(`proof-${i}`, T0 + 60_000, T0);
     }
-    assert.deepEqual(lines, ['warn: Redis does not know the command EVALSHA (renamed or disabled); both fall back until it has it']);
+    assert.deepEqual(lines, ['warn: Redis does not know the command EVALSHA (renamed or disabled); rate limits count in memory per instance until it has it']);
     assert.equal(limiter.state(), 'degraded');
   } finally {
     await limiter.close();
@@ -212,22 +226,19 @@ test('a Redis that refuses REDIS_URL\'s password once running (restarted with an
   }
 });
 
-test('a permission REDIS_URL\'s user loses once running (its ACL changed) is logged once as refused, naming the command, not as an outage; Redis is skipped until it is given back', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
+test('a permission REDIS_URL\'s user loses once running (its ACL changed) is logged once as refused, naming the command, not as an outage; Redis is skipped until it is given back, which is logged as the permission granted again', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
   // A database of this test's own, and an ACL user made for it.
   const admin = new Redis(withDatabase(12));
-  const user = `svc-test-${randomBytes(4).toString('hex')}`;
-  assert.equal(await admin.call('ACL', 'SETUSER', user, 'on', `>${user}-password`, '~*', '+@all'), 'OK');
-  const url = new URL(withDatabase(12));
-  url.username = user;
-  url.password = `${user}-password`;
+  const { user, url } = await aclUser(admin);
   const lines: string[] = [];
   const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
-  const redis = new GuardedRedis(url.href, { logger, meanwhile: 'rate limits count in memory per instance', uses: [rateLimiterUse] });
+  const redis = new GuardedRedis(url, { logger, meanwhile: 'rate limits count in memory per instance', uses: [rateLimiterUse] });
   const keyPrefix = uniqueKeyPrefix();
   const limiter = new RedisRateLimiter({ redis, keyPrefix });
-  let connections = 0;
-  redis.client.on('ready', () => connections++);
+  // The EVALSHAs Redis refused the user, as it logs them (ACL LOG: a `count` line, then the number, per entry).
+  const refusals = async () => [...(await admin.call('ACL', 'LOG') as unknown[][])].filter((entry) => entry.includes(user))
+    .reduce((sum, entry) => sum + Number(entry[entry.indexOf('count') + 1]), 0);
   try {
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'EVAL, the script\'s first run on the connection');
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98, 'EVALSHA from then on');
@@ -235,9 +246,9 @@ test('a permission REDIS_URL\'s user loses once running (its ACL changed) is log
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'refused, counted in memory');
     const refused = ['warn: Redis refuses REDIS_URL\'s user the command EVALSHA; rate limits count in memory per instance until it allows it'];
     assert.deepEqual(lines, refused);
-    const refusedAt = connections;
-    // New connections are tried, each refused.
-    await until(() => connections >= refusedAt + 2);
+    const refusedAt = await refusals();
+    // Tried again, each refused.
+    await until(async () => (await refusals()) >= refusedAt + 2);
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98, 'still counted in memory');
     assert.equal(limiter.state(), 'degraded');
     assert.deepEqual(lines, refused, 'told once');
@@ -246,7 +257,7 @@ test('a permission REDIS_URL\'s user loses once running (its ACL changed) is log
     // Back on Redis once the permission is given back.
     await until(() => limiter.state() === 'redis');
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 97, 'counted in Redis again, after the two hits it counted');
-    assert.deepEqual(lines.slice(1), ['info: Redis is reachable again']);
+    assert.deepEqual(lines.slice(1), ['info: Redis allows REDIS_URL\'s user the command EVALSHA again; the rate limiter uses Redis again']);
   } finally {
     await limiter.close();
     redis.close();
@@ -336,7 +347,7 @@ test('a Redis that becomes a replica once running (a failover) is logged once as
     assert.equal(second.command('', 'GET', `svc:rl:k:${Math.floor(T0 / 60_000) * 60}`), '1');
     assert.deepEqual(lines, [
       'warn: REDIS_URL reaches a replica, which takes no writes; rate limits count in memory per instance until it reaches a primary',
-      'info: Redis is reachable again',
+      'info: REDIS_URL reaches a primary again',
     ]);
   } finally {
     await limiter.close();
@@ -344,5 +355,118 @@ test('a Redis that becomes a replica once running (a failover) is logged once as
     await first.stop();
     await second.stop();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a REDIS_URL naming a replica stops the start with one line saying so, exit 2: the replica refuses the writes of what the start sends', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  // The copy the replica is sent is written to a directory of the test's own.
+  const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
+  const primary = await scratchRedis('--dir', dir);
+  const replica = await scratchRedis('--dir', dir, '--replicaof', '127.0.0.1', String(primary.port));
+  try {
+    assert.match(replica.command('', 'ROLE'), /^slave\n/);
+    const { code, output } = await startedOn(`redis://127.0.0.1:${replica.port}`);
+    assert.equal(code, 2, output);
+    assert.match(output, /^invalid setting REDIS_URL: it names a replica, which takes no writes \(READONLY [^\n]*\); it must name the primary\n$/);
+    assert.equal((await startedOn(`redis://127.0.0.1:${primary.port}`)).code, 'listening', 'its primary is taken');
+  } finally {
+    await replica.stop();
+    await primary.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a Redis still LOADING its dataset, or BUSY with a script, at start is waited for and then checked: a permission its user lacks is found, not skipped', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
+  // An ACL user that may run everything but EVALSHA.
+  const user = ['--user', 'no-evalsha', 'on', '>no-evalsha-password', '~*', '+@all', '-evalsha'];
+  const url = (port: number) => `redis://no-evalsha:no-evalsha-password@127.0.0.1:${port}/1`;
+  const refused = { outcome: 'refused', refused: 'permissions', reason: 'NOPERM this user has no permissions to run the \'evalsha\' command', db: 1 };
+  // A dataset that takes seconds to load: 3000 keys, each loaded 1 ms late, Redis answering clients in between.
+  const saved = await scratchRedis('--dir', dir);
+  assert.equal(saved.command('', 'EVAL', 'for i = 1, 3000 do redis.call(\'SET\', \'k\' .. i, \'v\') end', '0'), '');
+  assert.equal(saved.command('', 'SAVE'), 'OK');
+  await saved.stop();
+  const loading = await scratchRedis('--dir', dir, '--key-load-delay', '1000', '--loading-process-events-interval-bytes', '1024', ...user);
+  try {
+    assert.match(loading.command('', 'PING'), /^LOADING/);
+    assert.deepEqual(await checkRedisDatabase(url(loading.port), REDIS_USES), refused);
+  } finally {
+    await loading.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  // A script past its time limit (50 ms), killed after half a second: Redis answers BUSY meanwhile, to the handshake's SELECT too.
+  const busy = await scratchRedis('--busy-reply-threshold', '50', ...user);
+  const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  const looping = new Redis(`redis://127.0.0.1:${busy.port}`);
+  try {
+    const loop = looping.eval('while true do end', 0).then(String, (error: Error) => error.message);
+    await until(() => /^BUSY/.test(busy.command('', 'PING')));
+    setTimeout(() => busy.command('', 'SCRIPT', 'KILL'), 500);
+    assert.deepEqual(await checkRedisDatabase(url(busy.port), REDIS_USES), refused);
+    assert.match(await loop, /Script killed/);
+  } finally {
+    looping.disconnect();
+    await busy.stop();
+  }
+});
+
+test('a permission Redis refuses one user of the shared connection sends only that user to its fallback: the replay cache refused SET, the limiter counts on in Redis, and the other way round', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
+  const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  const admin = new Redis(withDatabase(12));
+  const keyPrefix = uniqueKeyPrefix();
+  const users: string[] = [];
+  try {
+    for (const [refusedCommand, line] of [
+      ['-set', 'warn: Redis refuses REDIS_URL\'s user the command SET; DPoP proofs are recorded in the database until it allows it'],
+      ['-evalsha', 'warn: Redis refuses REDIS_URL\'s user the command EVALSHA; rate limits count in memory per instance until it allows it'],
+    ] as const) {
+      const { user, url } = await aclUser(admin);
+      users.push(user);
+      const lines: string[] = [];
+      const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+      const shared = new GuardedRedis(url, { logger, uses: REDIS_USES });
+      const limiter = new RedisRateLimiter({ redis: shared, keyPrefix: `${keyPrefix}${user}:` });
+      const database = new Set<string>();
+      const replay = new RedisReplayStore({ redis: shared, keyPrefix, fallback: {
+        claim: async (key: string) => {
+          if (database.has(key)) return false;
+          database.add(key);
+          return true;
+        },
+      } });
+      try {
+        // Each has run once (the limiter's EVAL, then EVALSHA from then on).
+        assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+        assert.equal(await replay.claim(`${user}-first`, T0 + 60_000, T0), true);
+        assert.equal(await admin.call('ACL', 'SETUSER', user, refusedCommand), 'OK');
+        const hits = [];
+        for (let i = 0; i < 3; i++) {
+          hits.push((await limiter.hit('k', 100, 60, T0)).remaining);
+          assert.equal(await replay.claim(`${user}-${i}`, T0 + 60_000, T0), true);
+        }
+        if (refusedCommand === '-set') {
+          assert.deepEqual(hits, [98, 97, 96], 'the limiter counts on in Redis');
+          assert.equal(limiter.state(), 'redis');
+          assert.deepEqual([...database], [`${user}-0`, `${user}-1`, `${user}-2`], 'the replay cache records in the database');
+        } else {
+          assert.deepEqual(hits, [99, 98, 97], 'the limiter counts in memory');
+          assert.equal(limiter.state(), 'degraded');
+          assert.deepEqual([...database], [], 'the replay cache records in Redis');
+        }
+        assert.deepEqual(lines, [line], 'told once, for the user refused');
+      } finally {
+        await limiter.close();
+        await replay.close();
+        shared.close();
+      }
+    }
+  } finally {
+    for (const user of users) {
+      await admin.call('ACL', 'DELUSER', user);
+      const keys = await admin.keys(`${keyPrefix}*`);
+      if (keys.length > 0) await admin.del(...keys);
+    }
+    admin.disconnect();
   }
 });

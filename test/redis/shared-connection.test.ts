@@ -16,6 +16,7 @@ import { GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
 import { RedisReplayStore } from '../../src/replay/redis.js';
 import { holdEventLoop, redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
 import { TcpRelay } from '../support/relay.js';
+import { until } from '../support/eventually.js';
 
 const T0 = Date.UTC(2026, 10, 23, 8, 0, 0);
 
@@ -29,10 +30,6 @@ class RecordingStore implements DpopReplayStore {
   }
 }
 
-async function eventually(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 50));
-  assert.ok(condition(), what);
-}
 
 /** A guarded connection to `url` whose log lines are kept in `lines` (`warn: …`, `info: …`). */
 function loggedRedis(url: string, commandTimeoutMs: number): { redis: GuardedRedis; lines: string[] } {
@@ -72,7 +69,7 @@ async function sharedThroughRelay(commandTimeoutMs: number) {
   return { relay, lines, redis, limiter, database, replay, keyPrefix, close };
 }
 
-test('the limiter and the replay cache fall back together when the shared connection is cut, log it once, and come back together', { skip: skipWithoutRedis }, async () => {
+test('the limiter and the replay cache fall back together when the shared connection is cut, log it once, and come back together', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   const { relay, lines, limiter, database, replay, close } = await sharedThroughRelay(300);
   try {
     assert.equal(await replay.claim('before', T0 + 60_000, T0), true);
@@ -81,14 +78,16 @@ test('the limiter and the replay cache fall back together when the shared connec
     assert.equal(database.claimed.size, 0, 'nothing went to the database while Redis answered');
 
     await relay.cut();
-    await eventually(() => limiter.state() === 'degraded', 'the limiter falls back once the connection is cut');
+    // The limiter falls back once the connection is cut.
+    await until(() => limiter.state() === 'degraded');
     assert.equal(await replay.claim('during', T0 + 60_000, T0), true);
     assert.equal(await replay.claim('during', T0 + 60_000, T0), false, 'the database remembers the proof meanwhile');
     assert.deepEqual([...database.claimed], ['during']);
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'counted in memory meanwhile');
 
     await relay.open();
-    await eventually(() => limiter.state() === 'redis', 'back on Redis once it is reachable');
+    // Back on Redis once it is reachable.
+    await until(() => limiter.state() === 'redis');
     // Once the proof the database accepted has expired (below: the database is asked meanwhile).
     const later = T0 + 60_000;
     assert.equal(await replay.claim('after', later + 60_000, later), true);
@@ -104,7 +103,7 @@ test('the limiter and the replay cache fall back together when the shared connec
   }
 });
 
-test('a stall longer than the command timeout, the connection kept, is not reported as an outage for ever once Redis answers again', { skip: skipWithoutRedis }, async () => {
+test('a stall longer than the command timeout, the connection kept, is not reported as an outage for ever once Redis answers again', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   const { relay, lines, limiter, database, replay, close } = await sharedThroughRelay(200);
   try {
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
@@ -112,14 +111,16 @@ test('a stall longer than the command timeout, the connection kept, is not repor
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'answered from memory after the timeout');
     assert.equal(limiter.state(), 'degraded');
     relay.resume();
-    await eventually(() => limiter.state() === 'redis', '/readyz says Redis again once Redis answers');
+    // /readyz says Redis again once Redis answers.
+    await until(() => limiter.state() === 'redis');
     assert.equal(await replay.claim('after', T0 + 60_000, T0), true);
     assert.equal(database.claimed.size, 0, 'the claim was answered by Redis');
     assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back', 'info: Redis is reachable again']);
 
     // A later outage is noticed and logged as one.
     await relay.cut();
-    await eventually(() => limiter.state() === 'degraded', 'the next outage is noticed');
+    // The next outage is noticed.
+    await until(() => limiter.state() === 'degraded');
     assert.equal(lines.length, 3);
     assert.equal(lines[2], 'warn: Redis unreachable; both fall back until it is back');
   } finally {
@@ -127,16 +128,18 @@ test('a stall longer than the command timeout, the connection kept, is not repor
   }
 });
 
-test('a proof accepted from the database while Redis was away is not accepted again from Redis once it is back', { skip: skipWithoutRedis }, async () => {
+test('a proof accepted from the database while Redis was away is not accepted again from Redis once it is back', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   const { relay, limiter, database, replay, close } = await sharedThroughRelay(300);
   try {
     assert.equal(await replay.claim('warm', T0 + 60_000, T0), true);
     await relay.cut();
-    await eventually(() => limiter.state() === 'degraded', 'the outage is noticed');
+    // The outage is noticed.
+    await until(() => limiter.state() === 'degraded');
     assert.equal(await replay.claim('proof', T0 + 300_000, T0), true, 'accepted from the database during the outage');
 
     await relay.open();
-    await eventually(() => limiter.state() === 'redis', 'back on Redis');
+    // Back on Redis.
+    await until(() => limiter.state() === 'redis');
     assert.equal(await replay.claim('proof', T0 + 300_000, T0 + 10_000), false, 'the same proof, replayed just after Redis is back');
     assert.equal(await replay.claim('fresh', T0 + 310_000, T0 + 10_000), true, 'a new proof is accepted');
     assert.equal(await replay.claim('fresh', T0 + 310_000, T0 + 10_000), false, 'and only once');
@@ -148,7 +151,7 @@ test('a proof accepted from the database while Redis was away is not accepted ag
   }
 });
 
-test('a proof accepted from the database while Redis was away is not accepted by another instance once Redis is back', { skip: skipWithoutRedis }, async () => {
+test('a proof accepted from the database while Redis was away is not accepted by another instance once Redis is back', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   const { relay, limiter, database, replay, keyPrefix, close } = await sharedThroughRelay(200);
   // Another instance, straight to Redis, that never lost it; both share the database.
   const other = new RedisReplayStore({ url: redisUrl!, fallback: database, keyPrefix });
@@ -161,7 +164,8 @@ test('a proof accepted from the database while Redis was away is not accepted by
     assert.ok(database.claimed.has('proof'));
 
     relay.resume();
-    await eventually(() => limiter.state() === 'redis', 'back on Redis');
+    // Back on Redis.
+    await until(() => limiter.state() === 'redis');
     assert.equal(await replay.claim('fresh', T0 + 310_000, T0 + 10_000), true, 'this instance answers from Redis again');
     assert.equal(await other.claim('proof', T0 + 300_000, T0 + 10_000), false, 'the same proof, replayed to the other instance');
     assert.equal(await other.claim('new', T0 + 310_000, T0 + 10_000), true, 'a new proof is accepted there');
@@ -171,7 +175,7 @@ test('a proof accepted from the database while Redis was away is not accepted by
   }
 });
 
-test('while Redis is stalled with the connection open, requests answer from the fallback without waiting for Redis, and Redis is used again once it answers', { skip: skipWithoutRedis }, async () => {
+test('while Redis is stalled with the connection open, requests answer from the fallback without waiting for Redis, and Redis is used again once it answers', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   const { relay, lines, limiter, database, replay, keyPrefix, close } = await sharedThroughRelay(200);
   // Another instance, straight to Redis: it sees the counts this one leaves there.
   const witness = new RedisRateLimiter({ url: redisUrl!, keyPrefix });
@@ -193,14 +197,16 @@ test('while Redis is stalled with the connection open, requests answer from the 
     assert.equal(database.claimed.size, burst, 'the proofs are recorded in the database');
     assert.equal(Buffer.concat(sent).includes(keyPrefix), false, 'no request of the burst reached Redis');
     // While the stall lasts the client tries new connections; none is taken for Redis being back.
-    await eventually(() => relay.accepted > 2, 'new connections are tried while Redis is stalled: a handshake unanswered is given up too');
+    // New connections are tried while Redis is stalled: a handshake unanswered is given up too.
+    await until(() => relay.accepted > 2);
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98 - burst, 'still counted in memory');
     assert.equal(Buffer.concat(sent).includes(keyPrefix), false, 'no request reached Redis while it was stalled');
     assert.equal(limiter.state(), 'degraded', '/readyz says degraded while the stall lasts');
     assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back']);
 
     relay.resume();
-    await eventually(() => limiter.state() === 'redis', 'back on Redis once it answers');
+    // Back on Redis once it answers.
+    await until(() => limiter.state() === 'redis');
     assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back', 'info: Redis is reachable again']);
     // In Redis: the hit before the stall, and the one that timed out (Redis ran it, its answer
     // was held), not run twice; the hits answered from memory never went there.
@@ -314,7 +320,7 @@ function parseCommand(buffer: Buffer): { args: string[]; length: number } | unde
   return { args, length: at };
 }
 
-test('after a stall, a new connection whose handshake Redis answers is not taken for Redis being back until a command is answered', { skip: skipWithoutRedis }, async () => {
+test('after a stall, a new connection whose handshake Redis answers is not taken for Redis being back until a command is answered', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   const server = new HandshakeOnlyRedis();
   await server.open();
   const { redis, lines } = loggedRedis(`redis://127.0.0.1:${server.port}`, 100);
@@ -333,7 +339,8 @@ test('after a stall, a new connection whose handshake Redis answers is not taken
     assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back'], 'no return, and no second outage, in the log');
 
     server.answer();
-    await eventually(() => !redis.isDegraded, 'a command answered ends the outage, with no request meanwhile');
+    // A command answered ends the outage, with no request meanwhile.
+    await until(() => !redis.isDegraded);
     assert.equal(lines.at(-1), 'info: Redis is reachable again');
     assert.equal(await ping(), 'PONG');
   } finally {
@@ -342,7 +349,7 @@ test('after a stall, a new connection whose handshake Redis answers is not taken
   }
 });
 
-test('after a stall, requests keep to their fallback without asking a new connection until its script is answered: a Redis pausing writes holds none of them for the timeout', { skip: skipWithoutRedis }, async () => {
+test('after a stall, requests keep to their fallback without asking a new connection until its script is answered: a Redis pausing writes holds none of them for the timeout', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   const server = new HandshakeOnlyRedis();
   await server.open();
   const { redis, lines } = loggedRedis(`redis://127.0.0.1:${server.port}`, 100);
@@ -360,7 +367,8 @@ test('after a stall, requests keep to their fallback without asking a new connec
     assert.equal(redis.isDegraded, true);
 
     server.answer();
-    await eventually(() => !redis.isDegraded, 'the script answered ends the outage');
+    // The script answered ends the outage.
+    await until(() => !redis.isDegraded);
     assert.equal(await ping(), 'PONG', 'and requests ask Redis again');
     assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back', 'info: Redis is reachable again']);
   } finally {
@@ -369,7 +377,7 @@ test('after a stall, requests keep to their fallback without asking a new connec
   }
 });
 
-test('a Redis restarted and still loading its dataset is not taken for Redis being back: requests keep to their fallback, and /readyz says degraded, until it answers', { skip: skipWithoutRedis }, async () => {
+test('a Redis restarted and still loading its dataset is not taken for Redis being back: requests keep to their fallback, and /readyz says degraded, until it answers', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   const server = new HandshakeOnlyRedis();
   await server.open();
   server.answer();
@@ -378,7 +386,8 @@ test('a Redis restarted and still loading its dataset is not taken for Redis bei
   try {
     assert.equal(await ping(), 'PONG');
     server.restart();
-    await eventually(() => redis.isDegraded, 'the restart is noticed');
+    // The restart is noticed.
+    await until(() => redis.isDegraded);
     // New connections are made, their handshake answered, while Redis loads.
     for (let i = 0; i < 100 && server.loadingAnswers < 3; i++) {
       assert.equal(await ping(), undefined, 'answered from the fallback');
@@ -388,7 +397,8 @@ test('a Redis restarted and still loading its dataset is not taken for Redis bei
     assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back'], 'not back while it loads');
 
     server.loaded();
-    await eventually(() => !redis.isDegraded, 'back once loaded');
+    // Back once loaded.
+    await until(() => !redis.isDegraded);
     assert.equal(await ping(), 'PONG');
     assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back', 'info: Redis is reachable again']);
   } finally {
@@ -397,7 +407,7 @@ test('a Redis restarted and still loading its dataset is not taken for Redis bei
   }
 });
 
-test('a command unanswered when its connection closes is answered from the fallback then, and reports no new outage once Redis is back', { skip: skipWithoutRedis }, async () => {
+test('a command unanswered when its connection closes is answered from the fallback then, and reports no new outage once Redis is back', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   const { relay, lines, limiter, close } = await sharedThroughRelay(1000);
   try {
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
@@ -408,7 +418,8 @@ test('a command unanswered when its connection closes is answered from the fallb
     assert.equal((await pending).remaining, 99, 'the hit sent before the cut is answered from memory');
     assert.equal(limiter.state(), 'degraded');
     await relay.open();
-    await eventually(() => limiter.state() === 'redis', 'back on Redis on a new connection');
+    // Back on Redis on a new connection.
+    await until(() => limiter.state() === 'redis');
     assert.equal(limiter.state(), 'redis', 'the failure of the command is not news: the connection it was sent on is gone');
     assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back', 'info: Redis is reachable again']);
     assert.equal(relay.accepted, 2, 'the new connection is kept');
@@ -417,7 +428,7 @@ test('a command unanswered when its connection closes is answered from the fallb
   }
 });
 
-test('an error Redis answers with is logged as an outage until its next answer, and the connection is kept', { skip: skipWithoutRedis }, async () => {
+test('an error Redis answers with is logged as an outage until its next answer, and the connection is kept', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   const { relay, lines, redis, limiter, close } = await sharedThroughRelay(300);
   try {
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
@@ -433,7 +444,7 @@ test('an error Redis answers with is logged as an outage until its next answer, 
   }
 });
 
-test('an answer waiting in the socket while the event loop was held past the command timeout is Redis\'s, not an outage', { skip: skipWithoutRedis }, async () => {
+test('an answer waiting in the socket while the event loop was held past the command timeout is Redis\'s, not an outage', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   const timeout = 200;
   const { redis, lines } = loggedRedis(redisUrl!, timeout);
   try {
@@ -455,7 +466,7 @@ test('an answer waiting in the socket while the event loop was held past the com
   }
 });
 
-test('a command written as a hold of the event loop ends, however close to the timeout the hold ended, is given the whole timeout to be answered', { skip: skipWithoutRedis }, async () => {
+test('a command written as a hold of the event loop ends, however close to the timeout the hold ended, is given the whole timeout to be answered', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   const timeout = 200;
   const { redis, lines } = loggedRedis(redisUrl!, timeout);
   try {
@@ -478,7 +489,7 @@ test('a command written as a hold of the event loop ends, however close to the t
   }
 });
 
-test('a command Redis does not answer still times out and degrades when the event loop was held past the timeout meanwhile', { skip: skipWithoutRedis }, async () => {
+test('a command Redis does not answer still times out and degrades when the event loop was held past the timeout meanwhile', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   const timeout = 200;
   const { relay, lines, limiter, close } = await sharedThroughRelay(timeout);
   try {
@@ -490,13 +501,14 @@ test('a command Redis does not answer still times out and degrades when the even
     assert.equal(limiter.state(), 'degraded');
     assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back']);
     relay.resume();
-    await eventually(() => limiter.state() === 'redis', 'back on Redis once it answers');
+    // Back on Redis once it answers.
+    await until(() => limiter.state() === 'redis');
   } finally {
     await close();
   }
 });
 
-test('a connection made while the event loop was held past the connect timeout is Redis\'s, not an outage', { skip: skipWithoutRedis }, async () => {
+test('a connection made while the event loop was held past the connect timeout is Redis\'s, not an outage', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   const timeout = 200;
   const { redis, lines } = loggedRedis(redisUrl!, timeout);
   // Held once the socket is made and its connection under way (ioredis makes the socket on the
@@ -504,7 +516,8 @@ test('a connection made while the event loop was held past the connect timeout i
   // connection is read, for longer than the connect timeout (1 s at least).
   redis.client.once('connecting', () => process.nextTick(() => queueMicrotask(() => holdEventLoop(2000))));
   try {
-    await eventually(() => redis.client.status === 'ready', 'connected');
+    // Connected.
+    await until(() => redis.client.status === 'ready');
     assert.equal(await redis.ask(() => redis.client.ping('after the hold')), 'after the hold');
     assert.equal(redis.isDegraded, false);
     assert.deepEqual(lines, [], 'no outage logged');
@@ -513,7 +526,7 @@ test('a connection made while the event loop was held past the connect timeout i
   }
 });
 
-test('a command asked before the first connection is ready, and answered from the fallback meanwhile, is never sent to Redis', { skip: skipWithoutRedis }, async () => {
+test('a command asked before the first connection is ready, and answered from the fallback meanwhile, is never sent to Redis', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   const timeout = 200;
   const { relay, redis, lines } = await loggedRedisThroughRelay(timeout, { stalled: true });
   const limiter = new RedisRateLimiter({ redis, keyPrefix: uniqueKeyPrefix() });
@@ -530,7 +543,8 @@ test('a command asked before the first connection is ready, and answered from th
     assert.equal((await early).remaining, 99, 'answered from memory');
     assert.equal(redis.client.status, 'connect', 'the handshake is still under way');
     relay.resume();
-    await eventually(() => redis.client.status === 'ready', 'the handshake answered');
+    // The handshake answered.
+    await until(() => redis.client.status === 'ready');
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'the hit answered from memory was not counted in Redis too');
     assert.deepEqual(lines, [], 'no outage: the connection was made in time, and the hit never went out');
   } finally {
@@ -540,7 +554,7 @@ test('a command asked before the first connection is ready, and answered from th
   }
 });
 
-test('closing the connection to a Redis that does not answer closes its socket at once: the process is not kept waiting for Redis to close its end', { skip: skipWithoutRedis }, async () => {
+test('closing the connection to a Redis that does not answer closes its socket at once: the process is not kept waiting for Redis to close its end', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   // Accepts connections and answers nothing, not even their end: a Redis frozen, or a network dropping packets.
   const silent = createServer({ allowHalfOpen: true }, (socket) => socket.on('error', () => {}));
   const accepted: Socket[] = [];
@@ -548,7 +562,8 @@ test('closing the connection to a Redis that does not answer closes its socket a
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   const { redis } = loggedRedis(`redis://127.0.0.1:${(silent.address() as { port: number }).port}`, 30_000);
   try {
-    await eventually(() => redis.client.status === 'connect', 'connected, the handshake unanswered');
+    // Connected, the handshake unanswered.
+    await until(() => redis.client.status === 'connect');
     const socket = redis.client.stream;
     redis.close();
     // Due after the timer closing sets to end the socket, when it does not wait for Redis (0 ms, set first).
@@ -561,7 +576,7 @@ test('closing the connection to a Redis that does not answer closes its socket a
   }
 });
 
-test('a Redis that closes each connection before it is ready (at its client limit) is an outage: a command waiting for that connection is answered from the fallback when it closes, never sent', async () => {
+test('a Redis that closes each connection before it is ready (at its client limit) is an outage: a command waiting for that connection is answered from the fallback when it closes, never sent', { timeout: 60_000 }, async () => {
   // What Redis does with a client over its `maxclients`: an error, then the end of the connection.
   const received: Buffer[] = [];
   const full = createServer((socket) => {
@@ -575,7 +590,8 @@ test('a Redis that closes each connection before it is ready (at its client limi
     assert.equal(redis.client.status, 'connecting');
     let answered = false;
     const early = redis.ask(() => redis.client.incr('never-sent')).finally(() => (answered = true));
-    await eventually(() => answered, 'answered once the connection closed, not after the 30 s command timeout');
+    // Answered once the connection closed, not after the 30 s command timeout.
+    await until(() => answered);
     assert.equal(await early, undefined, 'answered from the fallback');
     assert.equal(redis.isDegraded, true);
     assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back']);
@@ -586,7 +602,7 @@ test('a Redis that closes each connection before it is ready (at its client limi
   }
 });
 
-test('a command that waited for its connection has the whole command timeout for Redis\'s answer once sent: an answer in time is Redis\'s, not a stall', { skip: skipWithoutRedis }, async () => {
+test('a command that waited for its connection has the whole command timeout for Redis\'s answer once sent: an answer in time is Redis\'s, not a stall', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   const timeout = 1000;
   const { relay, redis, lines } = await loggedRedisThroughRelay(timeout, { stalled: true });
   try {
@@ -634,7 +650,7 @@ async function unacceptedPort(): Promise<{ port: number; close: () => Promise<vo
   };
 }
 
-test('a connection that is never made is given up after the connect timeout, logged once as not made, and tried again; commands meanwhile answer from the fallback', async () => {
+test('a connection that is never made is given up after the connect timeout, logged once as not made, and tried again; commands meanwhile answer from the fallback', { timeout: 60_000 }, async () => {
   const unaccepted = await unacceptedPort();
   const reasons: string[] = [];
   const lines: string[] = [];
@@ -651,7 +667,8 @@ test('a connection that is never made is given up after the connect timeout, log
   try {
     assert.equal(await redis.ask(() => redis.client.incr('never-sent')), undefined, 'answered from the fallback');
     assert.equal(redis.client.status, 'connecting', 'the connection is still not made');
-    await eventually(() => attempts >= 3, 'the connection is given up and tried again');
+    // The connection is given up and tried again.
+    await until(() => attempts >= 3);
     assert.equal(redis.isDegraded, true);
     assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back'], 'logged once');
     assert.deepEqual(reasons, ['connection not made']);
