@@ -1,3 +1,4 @@
+import { TYPED_USERNAME_MAX_LENGTH } from '../../core/accounts/accounts.js';
 import type { Locale } from '../../core/locales.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
@@ -56,7 +57,7 @@ ${form.requestTooLong ? html`<p class="notice">${t.text('sign-in.requestTooLong'
   ${form.reauthenticate ? html`<input type="hidden" name="reauth" value="1">` : ''}
   ${lostRequestFields(form)}
   <label for="username">${t.text('sign-in.username')}</label>
-  <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="64" ${wrong} ${form.username ? '' : html`autofocus`}>
+  <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="${TYPED_USERNAME_MAX_LENGTH}" ${wrong} ${form.username ? '' : html`autofocus`}>
   <label for="password">${t.text('sign-in.password')}</label>
   <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256" ${wrong} ${form.username ? html`autofocus` : ''}>
   <div class="actions"><button type="submit">${t.text('sign-in.submit')}</button></div>
