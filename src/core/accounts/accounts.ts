@@ -9,7 +9,7 @@ import { type HashAsker, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, hashPassword 
 import type { Stores } from '../stores.js';
 import { type ProfileChanges, USER_STATUSES, type User, type UserStatus } from './ports.js';
 import { checkedText, hasVisibleCharacter } from '../text.js';
-import type { Clock, Instant } from '../time.js';
+import { type Clock, type Instant, hasExpired } from '../time.js';
 
 /** The shortest and the longest username USERNAME_SHAPE takes. */
 const USERNAME_MIN_LENGTH = 3;
@@ -201,6 +201,20 @@ export async function requireActiveAccount(stores: Stores, userId: number, what:
   if (!user) throw new AccountUnusableError(`no account has id ${userId}, so none can ${what}`);
   if (user.status !== 'active') throw new AccountUnusableError(`account "${user.username}" is ${user.status}; only an active account can ${what}`);
   return user;
+}
+
+/**
+ * Why a credential of an account that is not active (a token, a code's grant) no longer works, as
+ * its holder is told: `not_active` when it was in force as the account left `active`, which ended
+ * it then (`statusChangedAt`), so an app learns that authorizing again will not help
+ * (`ACCOUNT_NOT_ACTIVE`); `revoked` or `expired` when it had ended before, so an old credential
+ * (of an app the member withdrew, a leaked personal token) is no way to watch a status the site
+ * tells no one else.
+ */
+export function whyEnded(user: Pick<User, 'statusChangedAt'>, credential: { revokedAt: Instant | null; expiresAt: Instant | null }): 'not_active' | 'revoked' | 'expired' {
+  const leftActive = user.statusChangedAt;
+  if (credential.revokedAt !== null && credential.revokedAt < leftActive) return 'revoked';
+  return hasExpired(credential.expiresAt, leftActive) ? 'expired' : 'not_active';
 }
 
 /**
