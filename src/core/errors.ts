@@ -176,6 +176,14 @@ export class ConflictError extends Error {
 }
 
 /**
+ * What an app is told of a user's account that is not active (INTERFACE section 4), wherever it
+ * meets it: a code or a refresh token at the token endpoint (`invalid_grant`), a request on its
+ * way when the account left (`access_denied`), a token at the resource API (`invalid_token`). One
+ * wording for the one fact, which says that authorizing again will not help.
+ */
+export const ACCOUNT_NOT_ACTIVE = 'The account is not active (suspended, banned or deleted): none of its tokens work, and authorizing again or making a new token will not help while it is not active.';
+
+/**
  * The account is not `active`, and what was asked would act for it (a personal token, an app it
  * owns): nothing is made for an unusable account, since making it active again must revive
  * nothing that acts for it (INTERFACE section 4).

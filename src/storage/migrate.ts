@@ -46,6 +46,7 @@ import * as pendingEmail from './migrations/2026-11-30-0010-pending-email.js';
 import * as refusedEmailLinks from './migrations/2026-11-30-0020-refused-email-links.js';
 import * as mailReplyCode from './migrations/2026-11-30-0050-mail-reply-code.js';
 import * as addressRefusals from './migrations/2026-11-30-0070-address-refusals.js';
+import * as statusChangedAt from './migrations/2026-11-30-0110-status-changed-at.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -85,6 +86,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-30-0020-refused-email-links': refusedEmailLinks,
   '2026-11-30-0050-mail-reply-code': mailReplyCode,
   '2026-11-30-0070-address-refusals': addressRefusals,
+  '2026-11-30-0110-status-changed-at': statusChangedAt,
 };
 
 /** Every migration's name, in the order they run. */

@@ -18,6 +18,11 @@ export interface UsersTable {
   xp: number;
   created_at: number;
   updated_at: number;
+  /**
+   * When the account last entered or left `active` (`User.statusChangedAt`; migration 2026-11-30-0110).
+   * Its default, 0, only lets the column be added to rows that exist: every insert names it.
+   */
+  status_changed_at: Generated<number>;
   /** How many of the user's posts are published, kept by triggers on `posts` (migration 2026-11-23-0080). */
   published_posts: Generated<number>;
   /** The name the site shows (INTERFACE section 12); `null`: the username. */

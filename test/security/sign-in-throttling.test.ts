@@ -12,6 +12,7 @@ import {
 import { Browser, PASSWORD, hiddenFields, newUser } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
+import { PASSWORD as MEMBER_PASSWORD, person } from '../staff/support.js';
 
 forEachDatabase('sign-in throttling', (database) => {
   let t: TestApp;
@@ -149,14 +150,21 @@ forEachDatabase('sign-in throttling', (database) => {
     assert.equal((await addressed(`2001:db8:${addresses.toString(16)}:8::1`).signIn(user.username)).status, 303, 'the next /64 is another address');
   });
 
-  test('the right password of a suspended account is counted as a failure, like any other', async () => {
-    const user = await newUser(t);
-    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
-    for (let i = 0; i < SIGN_IN_FAILURES_PER_ACCOUNT; i++) {
-      assert.equal((await addressed(freshAddress()).signIn(user.username, PASSWORD)).status, 401);
+  test('a right password never counts toward the lock-out, an account\'s that is not active neither, with two-step verification or without', async () => {
+    let sent = 0;
+    // Addresses of their own, one an attempt: only the account's counter is at stake here.
+    const elsewhere = () => addressed(`203.0.113.${++sent}`);
+    const plain = await newUser(t);
+    const { user: twoStep } = await person(t, 'member', { twoStep: true });
+    // Told the status at once; with two-step verification on, sent to the second step, as an active account's is.
+    for (const [user, password, answer] of [[plain, PASSWORD, 401], [twoStep, MEMBER_PASSWORD, 303]] as const) {
+      await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
+      for (let i = 0; i < SIGN_IN_FAILURES_PER_ACCOUNT + 2; i++) {
+        assert.equal((await elsewhere().signIn(user.username, password)).status, answer, `${user.username}: right password ${i + 1}`);
+      }
+      await failTimes(SIGN_IN_FAILURES_PER_ACCOUNT, user.username, elsewhere);
+      assert.equal((await elsewhere().signIn(user.username, password)).status, 429, `${user.username}: the wrong ones counted`);
     }
-    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'active');
-    assert.equal((await addressed(freshAddress()).signIn(user.username, PASSWORD)).status, 429);
   });
 
   test('the password re-check before a personal token is throttled as sign-in is, and its successes do not count', async () => {

@@ -2,6 +2,7 @@
  * A typed username is read after NFKC (full-width letters are the ASCII ones they read as), and
  * one too long to read as any username at all (`TYPED_USERNAME_MAX_LENGTH`) is refused before
  * NFKC reads it: a posted body holds up to 64 KB (`normalizes` watches NFKC for the name posted).
+ * The pages' username fields take as much as the server reads.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -61,5 +62,13 @@ forEachDatabase('typed usernames', (database) => {
     const page = await visitor.post('/signup', { username: ` ${typed} `, password: PASSWORD });
     assert.equal(page.status, 303, page.text.slice(0, 500));
     assert.equal((await findTypedAccount(t.deps.stores, typed))?.username, name);
+  });
+
+  test('the sign-up and sign-in pages\' username fields take a username typed at the bound: their maxlength is the server\'s, in UTF-16 units as the server counts', async () => {
+    const visitor = new AddressedVisitor(t.baseUrl);
+    for (const path of ['/signup', '/login']) {
+      const field = /<input[^>]*\bid="username"[^>]*>/.exec((await visitor.get(path)).text)?.[0] ?? '';
+      assert.equal(/\bmaxlength="(\d+)"/.exec(field)?.[1], String(TYPED_USERNAME_MAX_LENGTH), `${path}: ${field}`);
+    }
   });
 });

@@ -7,12 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { setAccountStatus } from '../../src/core/accounts/accounts.js';
+import { setAccountStatus, setPassword } from '../../src/core/accounts/accounts.js';
 import { BEARER_REFUSALS } from '../../src/core/api/bearer.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
 import type { UserStatus } from '../../src/core/accounts/ports.js';
 import { get, newAccessToken, newPersonalToken } from '../api/fixtures.js';
-import { Browser, PASSWORD, newUser } from '../oauth/helpers.js';
+import { Browser, PASSWORD, clientFields, freshCode, newUser, obtainTokens, signedInBrowser, tokenRequest } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { addPasskey, passkeyAlone } from '../support/passkey.js';
@@ -68,6 +68,27 @@ forEachDatabase('an account that is not active is told so', (database) => {
     }
   });
 
+  test('the page that tells an account\'s holder it is not active offers the way to appeal, naming the account, in place of "Forgot password?", in the reader\'s language; after a second step too', async () => {
+    const appeal: Record<string, string> = { en: 'To appeal, contact the staff of Community and name your account, ', 'zh-CN': '如需申诉，请联系社区的管理人员，并写明你的账号 ', 'zh-TW': '如需申訴，請聯絡社群的管理人員，並寫明你的帳號 ' };
+    const forgot = 'href="/password/forgot"';
+    const user = await newUser(t);
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'banned');
+    for (const [locale, words] of Object.entries(appeal)) {
+      const page = await (await new Browser(t, { 'accept-language': locale }).signIn(user.username, PASSWORD)).text();
+      assert.ok(page.includes(`${words}${user.username}`), `${locale}: the way to appeal, naming the account`);
+      assert.ok(!page.includes(forgot), `${locale}: no "Forgot password?"`);
+      const wrong = await (await new Browser(t, { 'accept-language': locale }).signIn(user.username, 'not the password')).text();
+      assert.ok(wrong.includes(forgot) && !wrong.includes(words), `${locale}: a wrong password's page is every wrong password's`);
+    }
+    const { user: twoStep, secret } = await person(t, 'member', { twoStep: true });
+    await setAccountStatus(t.deps.stores, t.deps.clock, twoStep.id, 'suspended');
+    const holder = new Visitor(t.baseUrl);
+    assert.equal((await holder.post('/login', { username: twoStep.username, password: MEMBER_PASSWORD, return_to: '/' })).location, '/login/second-step');
+    const told = await holder.post('/login/second-step', { code: totpCode(secret!, t.clock.now()) });
+    assert.ok(told.text.includes(`${appeal.en}${twoStep.username}`) && !told.text.includes(forgot), 'after the second step');
+    t.clock.advance(TOTP_STEP_MS);
+  });
+
   test('an account with two-step verification that is not active is told its status only after its second step: its right password alone leads to the second step, as an active account\'s does', async () => {
     const { user, secret } = await person(t, 'member', { twoStep: true });
     await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
@@ -100,10 +121,24 @@ forEachDatabase('an account that is not active is told so', (database) => {
         assert.match(response.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
         const body = await response.json() as { error: string; error_description: string };
         assert.equal(body.error, 'invalid_token');
-        assert.match(body.error_description, /account this token belongs to is not active/, `${status} ${kind}: ${body.error_description}`);
+        assert.match(body.error_description, /account is not active/, `${status} ${kind}: ${body.error_description}`);
         assert.doesNotMatch(body.error_description, /authorize again/i, `${status} ${kind}`);
       }
     }
+  });
+
+  test('an app is told of an account that is not active in one wording wherever it meets it: its code and its refresh token at the token endpoint, its access token at the API', async () => {
+    const { c, user, fields } = await freshCode(t);
+    const { browser: other, user: refreshed } = await signedInBrowser(t);
+    const tokens = await obtainTokens(t, other, c);
+    for (const { id } of [user, refreshed]) await setAccountStatus(t.deps.stores, t.deps.clock, id, 'suspended');
+    const told = async (response: Response, status: number, error: string, what: string) => {
+      assert.equal(response.status, status, what);
+      assert.deepEqual(await response.json(), { error, error_description: BEARER_REFUSALS.unusableAccount.description }, what);
+    };
+    await told(await tokenRequest(t, fields), 400, 'invalid_grant', 'the code');
+    await told(await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) }), 400, 'invalid_grant', 'the refresh token');
+    await told(await get(t.baseUrl, '/api/open/v1/me', { token: tokens.access_token }), 401, 'invalid_token', 'the access token');
   });
 
   test('the developer docs and the OpenAPI description tell an app that authorizing again cannot help while the account is not active, in the words the API answers', async () => {
@@ -135,6 +170,20 @@ forEachDatabase('an account that is not active is told so', (database) => {
       assert.equal(body.error, 'invalid_token');
       assert.match(body.error_description, told, `${kind}: ${body.error_description}`);
       assert.doesNotMatch(body.error_description, /not active/, `${kind}: the status is not told`);
+    }
+  });
+
+  test('a token in force when its account left active is told the account is not active, whatever is written to the account after: a new password, a ban after the suspension', async () => {
+    const user = await newUser(t);
+    const tokens = { personal: (await newPersonalToken(t.deps, user, ['profile:read'])).token, app: (await newAccessToken(t.deps, user, 'profile:read')).token };
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
+    t.clock.advance(60_000);
+    await setPassword(t.deps.stores, t.deps.clock, user, 'another long password 8');
+    t.clock.advance(60_000);
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'banned');
+    for (const [kind, token] of Object.entries(tokens)) {
+      const body = await (await get(t.baseUrl, '/api/open/v1/me', { token })).json() as { error_description: string };
+      assert.equal(body.error_description, BEARER_REFUSALS.unusableAccount.description, kind);
     }
   });
 

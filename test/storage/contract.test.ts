@@ -94,6 +94,17 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.users.setStatus(987654321, 'banned', T0), undefined);
   });
 
+  test('status_changed_at moves in the status change\'s own write when the account enters or leaves active, and with nothing else: not a profile edit, nor a move between two statuses that are not active', async () => {
+    const user = await newUser();
+    assert.equal(user.statusChangedAt, T0, 'made active at its creation');
+    assert.equal((await stores.users.setStatus(user.id, 'suspended', T0 + 1))?.statusChangedAt, T0 + 1);
+    await stores.users.updateProfile(user.id, { bio: 'edited' }, T0 + 2);
+    assert.equal((await stores.users.setStatus(user.id, 'banned', T0 + 3))?.statusChangedAt, T0 + 1, 'still ended at its suspension');
+    assert.equal((await stores.users.findById(user.id))?.updatedAt, T0 + 3);
+    assert.equal((await stores.users.setStatus(user.id, 'active', T0 + 4))?.statusChangedAt, T0 + 4);
+    assert.equal((await stores.users.setStatus(user.id, 'deleted', T0 + 5, 'active'))?.statusChangedAt, T0 + 5);
+  });
+
   test('a new password hash replaces the old one; an unknown user is reported', async () => {
     const user = await newUser();
     assert.equal(await stores.users.setPasswordHash(user.id, 'argon-new', T0 + 1), true);

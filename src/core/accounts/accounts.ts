@@ -9,19 +9,22 @@ import { type HashAsker, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, hashPassword 
 import type { Stores } from '../stores.js';
 import { type ProfileChanges, USER_STATUSES, type User, type UserStatus } from './ports.js';
 import { checkedText, hasVisibleCharacter } from '../text.js';
-import type { Clock, Instant } from '../time.js';
+import { type Clock, type Instant, hasExpired } from '../time.js';
 
-export const USERNAME_RULE = '3 to 30 letters, digits, "_" or "-", starting and ending with a letter or digit';
-const USERNAME_SHAPE = /^[A-Za-z0-9][A-Za-z0-9_-]{1,28}[A-Za-z0-9]$/;
-/** The longest username USERNAME_SHAPE takes. */
+/** The shortest and the longest username USERNAME_SHAPE takes. */
+const USERNAME_MIN_LENGTH = 3;
 const USERNAME_MAX_LENGTH = 30;
+export const USERNAME_RULE = `${USERNAME_MIN_LENGTH} to ${USERNAME_MAX_LENGTH} letters, digits, "_" or "-", starting and ending with a letter or digit`;
+/** A letter or digit at each end, and between them the rest of USERNAME_MIN_LENGTH to USERNAME_MAX_LENGTH. */
+const USERNAME_SHAPE = new RegExp(`^[A-Za-z0-9][A-Za-z0-9_-]{${USERNAME_MIN_LENGTH - 2},${USERNAME_MAX_LENGTH - 2}}[A-Za-z0-9]$`);
 
 /**
  * The longest typed username, trimmed, that NFKC could read as one of USERNAME_SHAPE: NFKC
  * (Unicode UAX #15) deletes no character (no decomposition mapping in the UCD is empty) and its
  * composition only makes characters outside ASCII, so each ASCII character of a username comes
  * from at least one whole code point of what was typed, at most 2 UTF-16 units (𝐀 U+1D400 reads
- * as A). Longer is refused before NFKC reads it: a posted body can hold 64 KB.
+ * as A). Longer is refused before NFKC reads it: a posted body can hold 64 KB. The sign-up and
+ * sign-in pages' username fields take as many (`maxlength` counts UTF-16 units too).
  */
 export const TYPED_USERNAME_MAX_LENGTH = 2 * USERNAME_MAX_LENGTH;
 
@@ -198,6 +201,20 @@ export async function requireActiveAccount(stores: Stores, userId: number, what:
   if (!user) throw new AccountUnusableError(`no account has id ${userId}, so none can ${what}`);
   if (user.status !== 'active') throw new AccountUnusableError(`account "${user.username}" is ${user.status}; only an active account can ${what}`);
   return user;
+}
+
+/**
+ * Why a credential of an account that is not active (a token, a code's grant) no longer works, as
+ * its holder is told: `not_active` when it was in force as the account left `active`, which ended
+ * it then (`statusChangedAt`), so an app learns that authorizing again will not help
+ * (`ACCOUNT_NOT_ACTIVE`); `revoked` or `expired` when it had ended before, so an old credential
+ * (of an app the member withdrew, a leaked personal token) is no way to watch a status the site
+ * tells no one else.
+ */
+export function whyEnded(user: Pick<User, 'statusChangedAt'>, credential: { revokedAt: Instant | null; expiresAt: Instant | null }): 'not_active' | 'revoked' | 'expired' {
+  const leftActive = user.statusChangedAt;
+  if (credential.revokedAt !== null && credential.revokedAt < leftActive) return 'revoked';
+  return hasExpired(credential.expiresAt, leftActive) ? 'expired' : 'not_active';
 }
 
 /**

@@ -27,7 +27,14 @@ export interface User {
   level: number;
   xp: number;
   createdAt: Instant;
+  /** Moved by every write of the account's row: a profile edit, a new avatar, a status change. */
   updatedAt: Instant;
+  /**
+   * When the account last entered or left `active` (its creation, before either): leaving it ended
+   * every token of the account at this instant (INTERFACE section 4). A move between `suspended`,
+   * `banned` and `deleted` keeps it, since it ended nothing more.
+   */
+  statusChangedAt: Instant;
 }
 
 export interface NewUser {
@@ -65,7 +72,10 @@ export interface UserStore {
   findByUsername(username: string): Promise<User | undefined>;
   /** The user and the password hash, for sign-in only. */
   findCredentials(username: string): Promise<{ user: User; passwordHash: string } | undefined>;
-  /** `from`: only an account in that status changes (one conditional write); `undefined` otherwise. */
+  /**
+   * Sets the status, with `statusChangedAt` in the same write when it enters or leaves `active`.
+   * `from`: only an account in that status changes (one conditional write); `undefined` otherwise.
+   */
   setStatus(id: number, status: UserStatus, now: Instant, from?: UserStatus): Promise<User | undefined>;
   /** Changes the profile fields given and moves `updatedAt`; returns whether the user exists. */
   updateProfile(id: number, changes: ProfileChanges, now: Instant): Promise<boolean>;

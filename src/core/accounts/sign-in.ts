@@ -1,7 +1,8 @@
 /**
  * Password sign-in and the password re-check before a sensitive action, throttled as INTERFACE
  * section 4 says (RFC 6819 4.4.3.6; OWASP "device cookies"):
- * - a success never counts, so any number of people behind one address can sign in;
+ * - a right password never counts (an unusable account's neither), so any number of people behind
+ *   one address can sign in;
  * - a browser holding a device cookie for the account counts its failures on its own counter;
  * - every other failure counts per account (10) and per address (100) in 15-minute windows.
  * Every failure looks the same from outside, so it never reveals whether an account exists.
@@ -151,7 +152,6 @@ type Checked =
 async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username: string; password: string }): Promise<Checked> {
   const account = accountKey(attempt.username);
   const device = await deps.deviceCookies.entryFor(attempt.deviceCookie, account);
-  let unusable: (User & { status: Exclude<UserStatus, 'active'> }) | undefined;
   let wrongFor: User | undefined;
   let named: number | undefined;
   const result = await throttledCheck(deps, countersFor(account, attempt, device, 'password'), async () => {
@@ -160,19 +160,16 @@ async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username
     // The password is checked (or a decoy is) even for unknown accounts: equal time either way.
     const valid = await verifyPassword(found?.passwordHash, attempt.password, { address: attempt.address, account });
     if (found && !valid) wrongFor = found.user;
-    if (!found || !valid) return undefined;
-    // The right password of an unusable account is a failure, counted like any other: telling
-    // its holder the account's status (`SignInOutcome`) gives a guesser no more tries.
-    if (found.user.status !== 'active') {
-      unusable = { ...found.user, status: found.user.status };
-      return undefined;
-    }
-    return found.user;
+    // A right password never counts, an unusable account's included: its holder is told the
+    // status (`SignInOutcome`), and a lock-out after ten right passwords would tell one who holds
+    // only the password of a two-step account what its second step hides, that it is not active.
+    return found && valid ? found.user : undefined;
   });
   if (isThrottled(result)) return result;
   // Failures are told to the account's owner only when the account exists (issue 18 item 5).
   if (wrongFor) await deps.securityLog.record({ userId: wrongFor.id, kind: 'sign_in.failed', origin: { address: attempt.address, userAgent: attempt.userAgent, requestId: attempt.requestId }, detail: { reason: 'wrong password' } });
-  if (result === undefined) return unusable ? { ok: false, reason: 'account_unusable', userId: named, unusable } : { ok: false, reason: 'invalid_credentials', userId: named };
+  if (result === undefined) return { ok: false, reason: 'invalid_credentials', userId: named };
+  if (result.status !== 'active') return { ok: false, reason: 'account_unusable', userId: named, unusable: { ...result, status: result.status } };
   return { ok: true, user: result, deviceCookie: await deps.deviceCookies.afterSignIn(attempt.deviceCookie, account) };
 }
 

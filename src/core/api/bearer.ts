@@ -9,8 +9,9 @@ import { hashSecret, tokenKind } from '../credentials/formats.js';
 import { DPOP_ALGS, DpopProofError } from '../oauth/dpop/proof.js';
 import { type DpopVerifier, OtherKeyError, type PresentedProof } from '../oauth/dpop/verifier.js';
 import type { TokenMarks } from '../credentials/token-marks.js';
-import { OAuthError } from '../errors.js';
+import { ACCOUNT_NOT_ACTIVE, OAuthError } from '../errors.js';
 import type { User } from '../accounts/ports.js';
+import { whyEnded } from '../accounts/accounts.js';
 import type { Stores } from '../stores.js';
 import { RESOURCE_SCOPES, type Scope, scopeList } from '../oauth/scopes.js';
 import { type Clock, type Instant, LAST_USED_RESOLUTION_MS, hasExpired } from '../time.js';
@@ -228,7 +229,7 @@ export const BEARER_REFUSALS = {
   revokedPersonal: invalidToken('The personal token was revoked (by its owner, by the site\'s staff, or after it was reported leaked): make a new one under Settings > API tokens, and use that.'),
   expired: invalidToken('The token has expired: get a new access token with your refresh token (grant_type=refresh_token).'),
   // Seed section 3 rule 4: a token of an account whose status is unusable is answered with 401.
-  unusableAccount: invalidToken('The account this token belongs to is not active (suspended, banned or deleted): none of its tokens work, and authorizing again or making a new token will not help while it is not active.'),
+  unusableAccount: invalidToken(ACCOUNT_NOT_ACTIVE),
 } as const;
 
 /** The refusals made before any lookup: no credentials, not a bearer header, a token of the wrong shape or checksum. */
@@ -348,16 +349,9 @@ async function lookup(deps: BearerDeps, scheme: AuthScheme, token: string, proof
   const now: Instant = deps.clock.now();
   const revoked = kind === 'personal' ? BEARER_REFUSALS.revokedPersonal : BEARER_REFUSALS.revoked;
   if (record.user.status !== 'active') {
-    // A token in force when its account left `active` is told so: that revoked it too, and
-    // "authorize again" is no help to an account that cannot. One revoked or expired before is
-    // told that instead, so an old token (of an app the member withdrew, a leaked personal one)
-    // is no way to watch a status the site tells no one else. Leaving `active` writes the status
-    // and revokes the tokens at one instant, the row's `updatedAt` (a later write of the row only
-    // makes more tokens told "revoked").
-    const leftActive = record.user.updatedAt;
-    if (record.revokedAt !== null && record.revokedAt < leftActive) return revoked;
-    if (hasExpired(record.expiresAt, leftActive)) return BEARER_REFUSALS.expired;
-    return BEARER_REFUSALS.unusableAccount;
+    // A token in force when its account left `active` is told so (seed section 3 rule 4), and
+    // one that had ended before is told how (`whyEnded`).
+    return { not_active: BEARER_REFUSALS.unusableAccount, revoked, expired: BEARER_REFUSALS.expired }[whyEnded(record.user, record)];
   }
   if (record.revokedAt !== null) return revoked;
   if (hasExpired(record.expiresAt, now)) return BEARER_REFUSALS.expired;

@@ -8,7 +8,7 @@ import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:ht
 import { type Socket, isIPv6 } from 'node:net';
 import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AccountUnusableError, KeysSecretError, OAuthError, type OAuthErrorCode, type Words } from '../../core/errors.js';
+import { ACCOUNT_NOT_ACTIVE, AccountUnusableError, KeysSecretError, OAuthError, type OAuthErrorCode, type Words } from '../../core/errors.js';
 import { DEFAULT_LOCALE } from '../../core/locales.js';
 import { CONSOLE_HEADERS, formPageOf, isConsolePath, pathOfTarget } from '../console-paths.js';
 import { RouteMethods } from '../route-methods.js';
@@ -121,7 +121,7 @@ export function staticFileRefusal(error: unknown): unknown {
 export function toClientError(error: unknown, request: FastifyRequest): OAuthError {
   if (error instanceof OAuthError) return error;
   // A signed-in account left `active` while its form was on its way: nothing was made for it.
-  if (error instanceof AccountUnusableError) return new OAuthError('access_denied', 'This account can no longer be used.');
+  if (error instanceof AccountUnusableError) return new OAuthError('access_denied', ACCOUNT_NOT_ACTIVE);
   // A signing key this instance cannot open (KEYS_SECRET missing or another one than the keys were
   // sealed with): another instance may well sign, so the client is told to try again, in the
   // RFC 6749 5.2 shape, and nothing was consumed (the signature rolls its transaction back). The

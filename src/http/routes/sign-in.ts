@@ -164,6 +164,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
         .send(signInPage(context, {
           username, returnTo, appName: await appNameFor(app, request, returnTo), error, wrongCredentials: outcome.reason === 'invalid_credentials',
+          notActive: outcome.reason === 'account_unusable' ? outcome.user : undefined,
           reauthenticate: request.body.reauth === '1', ...lostRequestOf(request.body),
         }).value);
     }
@@ -199,12 +200,13 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
 
   /**
    * A second step passed for an account that is not active: no session; its holder, who has shown
-   * both factors, is told the status (its password step was counted as a failed sign-in already).
+   * both factors, is told the status. Neither step counted toward a lock-out, as an active
+   * account's right password and code do not.
    */
   async function notActive(request: FastifyRequest, reply: FastifyReply, user: User, pending: { returnTo: string }) {
     clearPendingCookie(request, reply);
     const context = await secondStepContext(request, reply, pending);
-    return sendPage(reply, signInPage(context, { username: '', returnTo: pending.returnTo, error: context.t.text(ACCOUNT_NOT_ACTIVE.key, { status: user.status }) }), 401);
+    return sendPage(reply, signInPage(context, { username: '', returnTo: pending.returnTo, error: context.t.text(ACCOUNT_NOT_ACTIVE.key, { status: user.status }), notActive: user }), 401);
   }
 
   /** The sign-in page again, saying the waiting sign-in is gone. */
@@ -324,7 +326,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       // A passkey that verified is the account's holder, as the right password is: told the status.
       const error = checked.ok && user ? context.t.text(ACCOUNT_NOT_ACTIVE.key, { status: user.status }) : context.t.text(WRONG_PASSKEY.key);
       return sendPage(reply, signInPage(context, {
-        username: '', returnTo, appName: await appNameFor(app, request, returnTo), error, ...lostRequestOf(request.body),
+        username: '', returnTo, appName: await appNameFor(app, request, returnTo), error, notActive: checked.ok ? user : undefined, ...lostRequestOf(request.body),
       }), 401);
     }
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));

@@ -31,7 +31,7 @@ const CREATED = Date.UTC(2026, 10, 22, 0, 30, 48);
 
 const SAMPLE_USER: User = {
   id: 42, username: 'ada', nickname: 'Ada Lovelace', language: null, timeZone: null, status: 'active', bio: 'Writes about gardens and compilers.', member: true, level: 7, xp: 1280,
-  createdAt: CREATED, updatedAt: CREATED,
+  createdAt: CREATED, updatedAt: CREATED, statusChangedAt: CREATED,
 };
 
 const SAMPLE_BODY = '## Still growing\n\nThe **greenhouse** kept them warm. Here is what I changed this year, and what I would do differently next spring when the seedlings go out again.';

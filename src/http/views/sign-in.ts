@@ -1,4 +1,6 @@
+import { TYPED_USERNAME_MAX_LENGTH } from '../../core/accounts/accounts.js';
 import type { Locale } from '../../core/locales.js';
+import type { User } from '../../core/accounts/ports.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 import { appName, passkeyStatus, rich } from './words.js';
@@ -37,6 +39,11 @@ export interface SignInForm extends LostRequest {
   error?: string | undefined;
   /** The username and password did not sign in: both fields are marked. */
   wrongCredentials?: boolean;
+  /**
+   * The account signed into is not active, which its holder is told (`error`): the page offers the
+   * way to appeal in place of "Forgot password?", since a new password would not sign in either.
+   */
+  notActive?: Pick<User, 'username'> | undefined;
   reauthenticate?: boolean;
 }
 
@@ -56,11 +63,13 @@ ${form.requestTooLong ? html`<p class="notice">${t.text('sign-in.requestTooLong'
   ${form.reauthenticate ? html`<input type="hidden" name="reauth" value="1">` : ''}
   ${lostRequestFields(form)}
   <label for="username">${t.text('sign-in.username')}</label>
-  <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="64" ${wrong} ${form.username ? '' : html`autofocus`}>
+  <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="${TYPED_USERNAME_MAX_LENGTH}" ${wrong} ${form.username ? '' : html`autofocus`}>
   <label for="password">${t.text('sign-in.password')}</label>
   <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256" ${wrong} ${form.username ? html`autofocus` : ''}>
   <div class="actions"><button type="submit">${t.text('sign-in.submit')}</button></div>
-  <p class="hint links"><a href="/password/forgot">${t.text('recovery.forgotLink')}</a></p>
+  ${form.notActive
+    ? html`<p class="hint">${t.text('sign-in.appeal', { username: form.notActive.username })}</p>`
+    : html`<p class="hint links"><a href="/password/forgot">${t.text('recovery.forgotLink')}</a></p>`}
 </form>
 <form method="post" action="/login/passkey" class="passkey-sign-in">
   <input type="hidden" name="_csrf" value="${context.csrf}">

@@ -1,3 +1,4 @@
+import { TYPED_USERNAME_MAX_LENGTH } from '../../core/accounts/accounts.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/accounts/passwords.js';
 import { NICKNAME_FIELD_MAX_UNITS, NICKNAME_MAX_LENGTH } from '../../core/accounts/nicknames.js';
 import type { Words } from '../../core/errors.js';
@@ -58,7 +59,7 @@ ${problemSummary(t, errors)}
   <input type="hidden" name="return_to" value="${form.returnTo}">
   ${lostRequestFields(form)}
   <label for="username">${t.text('sign-up.username')}</label>
-  <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required minlength="3" maxlength="30" ${control(errors, 'username', { hint: 'username-hint' })}>
+  <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required minlength="3" maxlength="${TYPED_USERNAME_MAX_LENGTH}" ${control(errors, 'username', { hint: 'username-hint' })}>
   ${fieldMessage(errors, 'username')}
   <p class="hint" id="username-hint">${t.text('sign-up.usernameHint')}</p>
   <label for="nickname">${t.text('sign-up.nickname')}</label>

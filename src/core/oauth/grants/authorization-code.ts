@@ -1,6 +1,7 @@
 /** The authorization_code grant (RFC 6749 4.1.3, RFC 7636 4.6, seed sections 3 and 4.2). */
+import { whyEnded } from '../../accounts/accounts.js';
 import { hashSecret } from '../../credentials/formats.js';
-import { OAuthError } from '../../errors.js';
+import { ACCOUNT_NOT_ACTIVE, OAuthError } from '../../errors.js';
 import { type Params, required, single } from '../params.js';
 import { challengeOf } from '../pkce.js';
 import type { AuthorizationCode, Client, GrantWithUser, PresentedCode } from '../ports.js';
@@ -54,8 +55,9 @@ function unboundRequest(code: AuthorizationCode, presented: PresentedCode): stri
 
 /** Why a freshly consumed code's grant gives no tokens, or `undefined` when it gives them. */
 function refusal(granted: GrantWithUser | undefined): string | undefined {
+  // Leaving `active` revoked the grant too: a code in force then is told why (`whyEnded`).
+  if (granted && granted.user.status !== 'active' && whyEnded(granted.user, { revokedAt: granted.grant.revokedAt, expiresAt: null }) === 'not_active') return ACCOUNT_NOT_ACTIVE;
   if (!granted || granted.grant.revokedAt !== null) return 'The authorization was revoked (withdrawn by the user, or ended by a reused code): start the authorization again.';
-  if (granted.user.status !== 'active') return 'The account can no longer be used.';
   return undefined;
 }
 

@@ -1,6 +1,7 @@
 /** The refresh_token grant with rotation, the replay window and reuse detection (RFC 6749 6, RFC 9700 4.14.2). */
+import { whyEnded } from '../../accounts/accounts.js';
 import { hashSecret, tokenKind } from '../../credentials/formats.js';
-import { OAuthError } from '../../errors.js';
+import { ACCOUNT_NOT_ACTIVE, OAuthError } from '../../errors.js';
 import { type Params, required, single } from '../params.js';
 import { type Scope, formatScope, parseScope, scopeList } from '../scopes.js';
 import type { Client, Grant, RefreshToken } from '../ports.js';
@@ -79,10 +80,13 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, marker, 
     const consumed = await tx.tokens.consumeRefresh(tokenHash, now);
     if (!consumed) return undefined;
     const { token: old, granted } = consumed;
+    // Leaving `active` revoked the grant too: a token of this client's in force then is told why (`whyEnded`).
+    if (old.clientId === client.clientId && granted && granted.user.status !== 'active' && whyEnded(granted.user, { revokedAt: granted.grant.revokedAt, expiresAt: old.expiresAt }) === 'not_active') {
+      throw new OAuthError('invalid_grant', ACCOUNT_NOT_ACTIVE);
+    }
     if (!refreshableBy(old, granted, client, now)) throw new OAuthError('invalid_grant', INVALID);
     checkBinding(old.dpopJkt, dpopJkt);
     const { grant, user } = granted;
-    if (user.status !== 'active') throw new OAuthError('invalid_grant', 'The account can no longer be used.');
     const held = scopeList(old.scope);
     if (narrowed && !narrowed.every((s) => held.includes(s))) {
       throw new OAuthError('invalid_scope', `The scope may only narrow what was granted (${old.scope}): leave scope out, or ask the user to authorize the wider scope.`);

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { ConflictError } from '../../../core/errors.js';
 import type { Avatar, NewUser, ProfileChanges, User, UserStatus, UserStore } from '../../../core/accounts/ports.js';
 import { isLocale } from '../../../core/locales.js';
@@ -7,7 +7,7 @@ import { type CompiledQueries, inTransaction } from '../../database.js';
 import type { Database, UsersTable } from '../../schema.js';
 import { isUniqueViolation } from '../errors.js';
 
-export const USER_COLUMNS = ['id', 'username', 'nickname', 'language', 'time_zone', 'status', 'bio', 'member', 'level', 'xp', 'created_at', 'updated_at'] as const;
+export const USER_COLUMNS = ['id', 'username', 'nickname', 'language', 'time_zone', 'status', 'bio', 'member', 'level', 'xp', 'created_at', 'updated_at', 'status_changed_at'] as const;
 
 export function toUser(row: Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>): User {
   return {
@@ -23,6 +23,7 @@ export function toUser(row: Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[n
     xp: row.xp,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    statusChangedAt: row.status_changed_at,
   };
 }
 
@@ -47,6 +48,7 @@ export class KyselyUserStore implements UserStore {
         xp: user.xp,
         created_at: now,
         updated_at: now,
+        status_changed_at: now,
       }).returning(USER_COLUMNS).executeTakeFirstOrThrow();
       return toUser(row);
     } catch (error) {
@@ -73,7 +75,12 @@ export class KyselyUserStore implements UserStore {
   }
 
   async setStatus(id: number, status: UserStatus, now: Instant, from?: UserStatus): Promise<User | undefined> {
-    let query = this.db.updateTable('users').set({ status, updated_at: now }).where('id', '=', id);
+    // Entering or leaving `active` moves `status_changed_at`, in the write that changes the status,
+    // so the instant the account's tokens ended is never another write's (`User.statusChangedAt`).
+    const crosses = status === 'active' ? sql<boolean>`status <> 'active'` : sql<boolean>`status = 'active'`;
+    let query = this.db.updateTable('users').set({
+      status, updated_at: now, status_changed_at: sql<number>`case when ${crosses} then ${now} else status_changed_at end`,
+    }).where('id', '=', id);
     if (from !== undefined) query = query.where('status', '=', from);
     const row = await query.returning(USER_COLUMNS).executeTakeFirst();
     return row && toUser(row);
