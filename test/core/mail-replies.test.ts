@@ -48,3 +48,10 @@ test('without an enhanced code (or with an x.4.y), the basic code reads: a 5yz i
 test('a refusal of any other step (sign-in, MAIL FROM) is the site\'s, whatever its codes: tried again', () => {
   reads([['site', 535, '5.7.8'], ['site', 553, '5.1.1'], ['site', 550, null], ['site', 552, '5.3.4']], RETRY_SITE);
 });
+
+test('by the basic code, a reply about the syntax (x0z: 500 to 504), the connection (x2z: 421) or the sign-in (x3z: 530, 535) is the site\'s relay refusing the site: tried again, never the member\'s address', () => {
+  reads([
+    ['recipient', 530, null], ['recipient', 535, null], ['data', 530, null], ['recipient', 503, null], ['recipient', 500, null], ['data', 502, null],
+    ['recipient', 421, null], ['data', 421, null], ['recipient', 530, '5.0.0'], ['recipient', 421, '4.4.2'],
+  ], RETRY_SITE);
+});

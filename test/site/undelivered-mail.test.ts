@@ -203,6 +203,24 @@ forEachDatabase('mail its server refused, on the e-mail settings', (database) =>
     }
   });
 
+  test('a relay with no enhanced codes that refuses the site at RCPT by a basic code about the syntax, the connection or the sign-in (530, 503, 421) is the site\'s problem: the mail is tried again, and the member is not told their address was refused', async () => {
+    for (const code of [530, 503, 421]) {
+      const visitor = await member();
+      const to = address();
+      t.smtp.refuse(to, code, 'Authentication required');
+      await visitor.post('/settings/email', { email: to });
+      await deliverMail(t);
+      assert.deepEqual([(await outboxRows(to))[0]!.abandoned_at, (await outboxRows(to))[0]!.attempts], [null, 1], `${code}: tried again`);
+      for (let i = 0; i < 30 && (await outboxRows(to))[0]!.abandoned_at === null; i += 1) {
+        t.clock.advance(3600 * 1000);
+        await deliverMail(t);
+      }
+      assert.ok((await outboxRows(to))[0]!.abandoned_at !== null, `${code}: given up after a day`);
+      assert.equal(undeliveredCode(await settings(visitor), to), undefined, `${code}: the member is not told their address was refused`);
+      t.smtp.accept(to);
+    }
+  });
+
   test('a message too large (552 at DATA, or 5.3.4) is given up at once, and the member is not told their address was refused', async () => {
     for (const [code, text] of [[552, 'message exceeds fixed maximum message size'], [554, '5.3.4 message too big for system']] as const) {
       const visitor = await member();

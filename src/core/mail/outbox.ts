@@ -65,10 +65,13 @@ const GIVE_UP_ADDRESS: ReplyReading = { giveUp: true, addressRefused: true };
  * - `x.3.y` the mail system, `x.5.y` the protocol and `x.7.y` security or policy (`5.7.1` relay
  *   access denied) are the site's relay refusing the site: tried again;
  * - `x.4.y` network and routing, or no enhanced code: by the basic code.
- * By the basic code, a 5yz gives up at once (RFC 5321 section 4.2.1: "the same request in the
- * same sequence will fail again"), the member's address, save `552`: to RCPT a mailbox over its
- * quota, tried again (section 4.5.3.1.10 reads it as the temporary 452); to DATA a message over
- * the server's size limit, given up at once, the site's. A 4yz is tried again, the member's.
+ * By the basic code, its second digit first (RFC 5321 section 4.2.1): `x0z` the syntax (500 to
+ * 504), `x1z` information, `x2z` the connection (421) and `x3z` the sign-in (530, 534, 535, 538:
+ * RFC 4954 section 6) are the relay answering the site, whatever the mail: tried again. Else a
+ * 5yz gives up at once ("the same request in the same sequence will fail again"), the member's
+ * address, save `552`: to RCPT a mailbox over its quota, tried again (section 4.5.3.1.10 reads it
+ * as the temporary 452); to DATA a message over the server's size limit, given up at once, the
+ * site's. A 4yz is tried again, the member's.
  */
 export function readReply(reply: SmtpReply): ReplyReading {
   if (reply.step === 'site') return RETRY_SITE;
@@ -89,6 +92,7 @@ export function readReply(reply: SmtpReply): ReplyReading {
     case 7:
       return RETRY_SITE;
     default:
+      if (Math.floor(reply.code / 10) % 10 < 4) return RETRY_SITE;
       if (!permanent) return RETRY_ADDRESS;
       if (reply.code !== 552) return GIVE_UP_ADDRESS;
       return reply.step === 'data' ? GIVE_UP_SITE : RETRY_ADDRESS;
