@@ -73,6 +73,8 @@ export interface MailOutboxStore {
    * the outbox sends kept every mail from going out (attack117).
    */
   supersede(userId: number, kind: string, now: Instant): Promise<number>;
+  /** Deletes every mail to `userId`, queued, sent or given up, with its recipient and what its server answered. */
+  eraseForUser(userId: number): Promise<void>;
 }
 
 /** The newest outcome of mail to an address: sent, or refused by its server with `replyCode` and given up. */
