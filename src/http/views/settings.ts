@@ -210,11 +210,11 @@ ${errorSummary(profileErrors, words)}
   <p class="hint" id="language-hint">${t.text('settings.languageHint')}</p>
   <label for="time_zone">${labels.time_zone}</label>
   <select id="time_zone" name="time_zone" ${control(profileErrors, 'time_zone', { hint: 'time-zone-hint' })}>
-    <option value=""${form.timeZone === '' ? html` selected` : ''}>${t.text('settings.siteTimeZone', { zone: timeZoneLabel(context, state.siteTimeZone) })}</option>
+    <option value=""${form.timeZone === '' ? html` selected` : ''}>${t.text('settings.siteTimeZone', { offset: timeZoneListing(state.siteTimeZone, t.locale, context.now).offset })}</option>
     ${timeZoneOptions(context, form.timeZone)}
   </select>
   ${fieldMessage(profileErrors, 'time_zone', { words })}
-  <p class="hint" id="time-zone-hint">${t.text('settings.timeZoneHint')}</p>
+  <p class="hint" id="time-zone-hint">${t.text('settings.timeZoneHint', { zone: timeZoneLabel(context, state.siteTimeZone) })}</p>
   <div class="actions"><button type="submit">${t.text('settings.saveProfile')}</button></div>
 </form>
 </section>
