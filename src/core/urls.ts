@@ -20,6 +20,8 @@ export interface SiteUrls {
   developerApp(clientId: string): string;
 }
 
+/** The settings' first page, the profile: where the header's "Settings" and `/settings` lead. */
+export const PROFILE_SETTINGS_PATH = '/settings/profile';
 /** The member's e-mail settings page, which routes, views and mails name. */
 export const EMAIL_SETTINGS_PATH = '/settings/email';
 /** Cancels an address change waiting for its link. */

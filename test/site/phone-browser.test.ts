@@ -175,6 +175,38 @@ describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromiu
     assert.deepEqual(problems, [], `pages wider than their window:\n${problems.join('\n')}`);
   });
 
+  test('the profile\'s selects show their chosen option whole at 390 px, the time zone\'s included, and no element of the page is wider than the phone, in every language', async () => {
+    const problems: string[] = [];
+    const page = await member.newPage();
+    for (const locale of LOCALES) {
+      await member.addCookies([{ name: 'lang', value: locale, url: t.baseUrl }]);
+      await page.goto(`${t.baseUrl}/settings/profile`);
+      problems.push(...(await page.evaluate(() => {
+        const found: string[] = [];
+        for (const element of document.querySelectorAll('body *')) {
+          const box = element.getBoundingClientRect();
+          // Past the right edge (the skip link waits off the left one until focused).
+          if (box.width > 0 && box.right > innerWidth + 0.5) found.push(`${element.localName}#${element.id}: ${box.left.toFixed(0)}–${box.right.toFixed(0)} px`);
+        }
+        // A select shows its chosen option on one line, cut where it is too long: as wide as a
+        // copy of it holding that option alone (its words, padding and arrow), it shows it whole.
+        for (const select of document.querySelectorAll('select')) {
+          const alone = select.cloneNode(false) as HTMLSelectElement;
+          alone.append(select.selectedOptions[0]!.cloneNode(true));
+          alone.style.cssText = 'position: absolute; width: auto; max-width: none';
+          select.after(alone);
+          const needed = alone.getBoundingClientRect().width;
+          alone.remove();
+          const width = select.getBoundingClientRect().width;
+          if (needed > width + 0.5) found.push(`select#${select.id} "${select.selectedOptions[0]!.text}" cut: ${needed.toFixed(0)} px in ${width.toFixed(0)}`);
+        }
+        return found;
+      })).map((line) => `${locale}: ${line}`));
+    }
+    await page.close();
+    assert.deepEqual(problems, [], problems.join('\n'));
+  });
+
   test('Label in Name, WCAG 2.5.3: the accessible name of every link and button that shows words starts with those words, in every language', async () => {
     const problems: string[] = [];
     for (const locale of LOCALES) {

@@ -52,15 +52,26 @@ forEachDatabase('the profile', (database) => {
     assert.equal((await t.deps.stores.users.findById(user.id))?.bio, '', 'an empty bio clears it');
   });
 
-  test('the public page says the day a member joined, as their language writes a date alone, in the reader\'s zone', async () => {
+  test('the public page says the day a member joined, as their language writes a date alone, in the reader\'s zone, its time element carrying the UTC instant', async () => {
     const { user } = await member();
     const page = async (language: string) => (await fetch(`${t.baseUrl}/u/${user.username}`, { headers: { 'accept-language': language } })).text();
     const day = new Date(user.createdAt + 8 * 3_600_000);
     const [y, m, d] = [day.getUTCFullYear(), day.getUTCMonth() + 1, day.getUTCDate()];
-    const datetime = `${y}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`;
+    const datetime = new Date(Math.floor(user.createdAt / 1000) * 1000).toISOString().replace('.000Z', 'Z');
     assert.ok((await page('zh-CN')).includes(`<time datetime="${datetime}">${y}年${m}月${d}日</time>加入`));
     assert.ok((await page('zh-TW')).includes(`<time datetime="${datetime}">${y}年${m}月${d}日</time>加入`));
     assert.match(await page('en'), new RegExp(`joined <time datetime="${datetime}">\\w+ ${d}, ${y}</time>`));
+  });
+
+  test('the header\'s "Settings" and /settings open the settings\' first page, the profile, in every language', async () => {
+    const { visitor } = await member();
+    for (const [language, word] of [['en', 'Settings'], ['zh-CN', '设置'], ['zh-TW', '設定']] as const) {
+      const page = await visitor.request('/', { headers: { 'accept-language': language } });
+      const href = new RegExp(`<a href="([^"]+)">${word}</a>`).exec(page.text)?.[1];
+      const first = /<nav class="settings-nav"[^>]*>\s*<ul><li><a href="([^"]+)"/.exec((await visitor.get('/settings/profile')).text)?.[1];
+      assert.deepEqual([href, first], ['/settings/profile', '/settings/profile'], language);
+    }
+    assert.equal((await visitor.get('/settings')).location, '/settings/profile');
   });
 
   test('a new avatar is shown at once: the page addresses it by a new version, never the cached old one', async () => {

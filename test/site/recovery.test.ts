@@ -245,9 +245,29 @@ forEachDatabase('e-mail and the way back in', (database) => {
     const link = linkIn(t.smtp.to(next)[0], '/email/verify');
     assert.equal((await visitor.post('/settings/account/delete', { confirm: 'yes', password: PASSWORD })).status, 303);
     assert.equal((await new Visitor(t.baseUrl).get(relative(link))).status, 400, 'the link is worthless');
-    const kept = await t.deps.stores.memberEmails.find(user.id);
-    assert.equal(kept?.address, email);
-    assert.equal(kept?.pending, null, 'the deleted account holds no address it never proved');
+    assert.equal(await t.deps.stores.memberEmails.find(user.id), undefined, `the deleted account holds neither ${email} nor the address it never proved`);
+  });
+
+  test('deleting the account erases its e-mail address, verified and pending, the links mailed to it and its mail in the outbox: no row holds the address, and a new account has it verified', async () => {
+    const { user, visitor, email } = await verifiedMember();
+    const next = address();
+    await visitor.post('/settings/email', { email: next });
+    await deliver();
+    // A mail still queued when the account goes: its recipient and body go with it.
+    await visitor.post('/settings/email', { email: next });
+    assert.equal((await visitor.post('/settings/account/delete', { confirm: 'yes', password: PASSWORD })).status, 303);
+    const { db } = t.deps.database;
+    const keys = [email, next];
+    assert.deepEqual(await db.selectFrom('member_emails').select('user_id')
+      .where((eb) => eb.or([eb('user_id', '=', user.id), eb('address_key', 'in', keys), eb('pending_address_key', 'in', keys)])).execute(), [], 'no address row');
+    assert.deepEqual(await db.selectFrom('email_links').select('token_hash').where('user_id', '=', user.id).execute(), [], 'no link mailed to it');
+    assert.deepEqual(await db.selectFrom('mail_outbox').select(['id', 'sent_at'])
+      .where((eb) => eb.or([eb('user_id', '=', user.id), eb(eb.fn('lower', ['recipient']), 'in', keys)])).execute(), [], 'no mail to it, queued or sent');
+
+    const { user: newcomer, visitor: newBrowser } = await member();
+    await verifiedAddress(t, newBrowser, email);
+    assert.equal((await t.deps.stores.memberEmails.find(newcomer.id))?.verifiedAt !== null, true, 'the address is verified on the new account');
+    assert.deepEqual(await t.deps.stores.memberEmails.verifiedOwners(email), [newcomer.id], 'and on no other');
   });
 
   test('a verification link of an account staff suspended, banned or deleted verifies nothing and says it cannot be used, in the reader\'s language; the change it was for is dropped, and the account made active again does not bring it back', async () => {

@@ -7,7 +7,10 @@
  *   session, personal token and consent as any status but `active` does (INTERFACE section 4);
  * - the owner's own applications are deactivated: no one could rotate their secrets any more;
  * - the second factors, passkeys and waiting sign-ins go, and the bio and avatar with them;
- * - a pending change of e-mail address is dropped and its verification links end.
+ * - the e-mail address (verified and pending), every link mailed to it and every mail of the
+ *   account in the outbox (queued, sent or refused: recipient, body, the server's answer) are
+ *   erased, so no copy of the address stays and it is free for another account. Staff's
+ *   `deleted` keeps them: it can be set back to `active` (docs/staff.md).
  * The row stays, so its username stays taken: no one can sign up as the deleted person.
  */
 import { revokeAccountCredentials } from './accounts.js';
@@ -57,6 +60,8 @@ export async function deleteAccount(
     await tx.pendingSignIns.cancelForUser(user.id, now);
     await tx.users.updateProfile(user.id, { bio: '', nickname: null }, now);
     await tx.users.removeAvatar(user.id);
+    await tx.memberEmails.erase(user.id);
+    await tx.mailOutbox.eraseForUser(user.id);
     return deactivated;
   });
   if (clientsDeactivated === undefined) return { ok: true, clientsDeactivated: 0 };

@@ -319,4 +319,6 @@ export interface MemberEmailStore {
   refuseLink(tokenHash: string, now: Instant): Promise<EmailLink | undefined>;
   /** Uses up every live link of the account of `purpose`, so none works any more. */
   endLinks(userId: number, purpose: EmailLinkPurpose, now: Instant): Promise<void>;
+  /** Deletes the account's address (verified and pending) and every link mailed to it, refused ones included. */
+  erase(userId: number): Promise<void>;
 }

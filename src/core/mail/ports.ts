@@ -67,6 +67,8 @@ export interface MailOutboxStore {
    * the outbox sends kept every mail from going out (attack117).
    */
   supersede(userId: number, kind: string, now: Instant): Promise<number>;
+  /** Deletes every mail to `userId`, queued, sent or given up, with its recipient and what its server answered. */
+  eraseForUser(userId: number): Promise<void>;
 }
 
 /**

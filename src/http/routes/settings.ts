@@ -45,6 +45,7 @@ import {
 } from '../views/settings.js';
 import { clientAddress } from '../client-address.js';
 import { codesUnreadable, tryAgain } from './settings-problems.js';
+import { PROFILE_SETTINGS_PATH } from '../../core/urls.js';
 
 const page = { config: { html: true } };
 const text = { type: 'string' } as const;
@@ -117,7 +118,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     return requireUser(request, reply, request.method === 'GET' ? request.url : back);
   }
 
-  app.get('/settings', page, async (_request, reply) => reply.redirect('/settings/tokens', 303));
+  app.get('/settings', page, async (_request, reply) => reply.redirect(PROFILE_SETTINGS_PATH, 303));
 
   /** The page asking before a destructive action, in the reader's words; nothing changed yet. */
   const askFirst = async (request: FastifyRequest, reply: FastifyReply, confirmation: Confirmation | ((t: Translator) => Confirmation), status = 200) => {

@@ -1,5 +1,6 @@
 import type { User } from '../../core/accounts/ports.js';
 import { LOCALES, LOCALE_NAMES } from '../../core/locales.js';
+import { PROFILE_SETTINGS_PATH } from '../../core/urls.js';
 import { type Html, html } from './html.js';
 import { type Reader, personName } from './words.js';
 
@@ -39,7 +40,7 @@ ${options.script ? html`<script src="/static/${options.script}.js" defer></scrip
     <a href="/docs">${t.text('common.developers')}</a>
     ${context.user
       ? html`<a class="person" href="/u/${context.user.username}">${personName(context.user)}</a>
-    <a href="/settings/tokens">${t.text('common.settings')}</a>
+    <a href="${PROFILE_SETTINGS_PATH}">${t.text('common.settings')}</a>
     <form method="post" action="/logout" class="inline"><input type="hidden" name="_csrf" value="${context.csrf}"><button type="submit" class="link">${t.text('common.signOut')}</button></form>`
       : html`<a href="/login">${t.text('common.signIn')}</a>`}
   </nav>

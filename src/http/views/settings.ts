@@ -4,7 +4,7 @@
  * `tokens`, `apps`), every time the reader's (`timeOf`).
  */
 import { documentHost } from '../../core/oauth/client-metadata.js';
-import { EMAIL_SETTINGS_PATH } from '../../core/urls.js';
+import { EMAIL_SETTINGS_PATH, PROFILE_SETTINGS_PATH } from '../../core/urls.js';
 import type { AuthorizedApplication } from '../../core/oauth/applications.js';
 import { AVATAR_MAX_BYTES } from '../../core/community/avatars.js';
 import { DEFAULT_PERSONAL_TOKEN_DAYS, PERSONAL_TOKEN_LIFETIMES, personalTokenStatus } from '../../core/credentials/personal-tokens.js';
@@ -30,7 +30,7 @@ export type SettingsSection = '/settings/profile' | '/settings/tokens' | '/setti
 
 function sections(t: Translator): ReadonlyArray<{ path: SettingsSection; label: string }> {
   return [
-    { path: '/settings/profile', label: t.text('settings.navProfile') },
+    { path: PROFILE_SETTINGS_PATH, label: t.text('settings.navProfile') },
     { path: '/settings/tokens', label: t.text('settings.navTokens') },
     { path: '/settings/applications', label: t.text('settings.navApplications') },
     { path: '/settings/developers', label: t.text('settings.navDevelopers') },
@@ -210,11 +210,11 @@ ${errorSummary(profileErrors, words)}
   <p class="hint" id="language-hint">${t.text('settings.languageHint')}</p>
   <label for="time_zone">${labels.time_zone}</label>
   <select id="time_zone" name="time_zone" ${control(profileErrors, 'time_zone', { hint: 'time-zone-hint' })}>
-    <option value=""${form.timeZone === '' ? html` selected` : ''}>${t.text('settings.siteTimeZone', { zone: timeZoneLabel(context, state.siteTimeZone) })}</option>
+    <option value=""${form.timeZone === '' ? html` selected` : ''}>${t.text('settings.siteTimeZone', { offset: timeZoneListing(state.siteTimeZone, t.locale, context.now).offset })}</option>
     ${timeZoneOptions(context, form.timeZone)}
   </select>
   ${fieldMessage(profileErrors, 'time_zone', { words })}
-  <p class="hint" id="time-zone-hint">${t.text('settings.timeZoneHint')}</p>
+  <p class="hint" id="time-zone-hint">${t.text('settings.timeZoneHint', { zone: timeZoneLabel(context, state.siteTimeZone) })}</p>
   <div class="actions"><button type="submit">${t.text('settings.saveProfile')}</button></div>
 </form>
 </section>

@@ -10,7 +10,7 @@ import { type MessageValues, type Translator, listFormat } from '../../core/loca
 import { homepageAsRead } from '../../core/oauth/clients.js';
 import { SCOPES, type Scope } from '../../core/oauth/scopes.js';
 import { EAST_ASIAN, isolated, needsIsolation } from '../../core/text.js';
-import { dayIn, formatSiteDate, formatSiteTime, machineTime, relativeTime } from '../../core/site-time.js';
+import { formatSiteDate, formatSiteTime, machineTime, relativeTime } from '../../core/site-time.js';
 import type { Instant } from '../../core/time.js';
 import { type Html, html } from './html.js';
 
@@ -117,16 +117,25 @@ export function problemText(t: Translator, problem: Pick<FieldProblem, 'message'
  * shows carries its offset; a phone has no hover).
  */
 export function timeOf(reader: Reader, instant: Instant, options: { relative?: boolean } = {}): Html {
-  const time = html`<time datetime="${machineTime(instant)}">${formatSiteTime(instant, reader.timeZone)}</time>`;
+  const time = timeElement(instant, formatSiteTime(instant, reader.timeZone));
   const ago = options.relative ? relativeTime(instant, reader.now, reader.t.locale) : undefined;
   // The brackets around the time go with it (`when`): Chromium breaks before a box of its own even
   // after "（", and Chinese never ends a line with an opening bracket (W3C clreq 3.1.7).
   return ago === undefined ? time : rich(reader.t, 'common.recentTime', { ago, time, when: (chunks) => html`<span class="when">${chunks}</span>` });
 }
 
-/** A day in the reader's zone, as their language writes a date alone, carrying the day for machines. */
+/**
+ * A day in the reader's zone, as their language writes a date alone, carrying the UTC instant for
+ * machines as every time of the site does (INTERFACE section 12): the day alone would be the
+ * reader's, in a zone the attribute does not name.
+ */
 export function dateOf(reader: Reader, instant: Instant): Html {
-  return html`<time datetime="${dayIn(instant, reader.timeZone)}">${formatSiteDate(instant, reader.timeZone, reader.t.locale)}</time>`;
+  return timeElement(instant, formatSiteDate(instant, reader.timeZone, reader.t.locale));
+}
+
+/** `shown` in a `<time>` whose `datetime` is the UTC instant (`…Z`). */
+function timeElement(instant: Instant, shown: string): Html {
+  return html`<time datetime="${machineTime(instant)}">${shown}</time>`;
 }
 
 /**

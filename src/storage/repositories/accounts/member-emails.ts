@@ -162,4 +162,9 @@ export class KyselyMemberEmailStore implements MemberEmailStore, MailRecipientSt
     await this.db.updateTable('email_links').set({ used_at: now })
       .where('user_id', '=', userId).where('purpose', '=', purpose).where('used_at', 'is', null).execute();
   }
+
+  async erase(userId: number): Promise<void> {
+    await this.db.deleteFrom('email_links').where('user_id', '=', userId).execute();
+    await this.db.deleteFrom('member_emails').where('user_id', '=', userId).execute();
+  }
 }

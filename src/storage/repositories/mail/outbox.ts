@@ -99,6 +99,10 @@ export class KyselyMailOutboxStore implements MailOutboxStore {
     return Number(result.numUpdatedRows);
   }
 
+  async eraseForUser(userId: number): Promise<void> {
+    await this.db.deleteFrom('mail_outbox').where('user_id', '=', userId).execute();
+  }
+
   /** Writes an attempt's outcome only while `claim` still holds the row (a lease taken over is not ours). */
   private async finish(id: number, claim: string, values: Partial<Omit<MailOutboxTable, 'id' | 'attempts'>>): Promise<boolean> {
     const result = await this.db.updateTable('mail_outbox').set({ ...values, lease_until: null, claim: null })
