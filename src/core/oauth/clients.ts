@@ -103,6 +103,8 @@ const URI_CHARACTERS = /^(?:[\w\-.~:/?#[\]@!$&'()*+,;=]|%[\da-f]{2})*$/i;
  * matching), and the rest of RFC 3986's sub-delims name no DNS host.
  */
 const WEB_HOST = /^(?:[a-z\d_-]+(?:\.[a-z\d_-]+)*|\[[\da-f:.]+\])$/;
+/** How a browser writes a host (`URL.hostname`), said without naming one. */
+export const HOST_AS_A_BROWSER_WRITES_IT = 'lower case, not percent-encoded, IPv4 in four decimal parts, IPv6 compressed';
 /** RFC 9110 4.2.1, 4.2.2: the port an http and an https URI name when they write none. */
 const DEFAULT_PORTS: Readonly<Record<string, string>> = { 'http:': '80', 'https:': '443' };
 
@@ -148,7 +150,7 @@ function registeredUri(uri: string, addedNames: readonly string[]): URL | UriPro
   if (isWebUrl(url) && host === '') return problem('has no host', 'uriNoHost');
   if (host !== url.hostname) {
     return problem(`writes its host so that a browser reads another name: write it as ${url.hostname}`, 'homepageHost', { host: url.hostname },
-      'writes its host so that a browser reads another name: write it as a browser does (lower case, not percent-encoded, IPv4 in four decimal parts, IPv6 compressed)');
+      `writes its host so that a browser reads another name: write it as a browser does (${HOST_AS_A_BROWSER_WRITES_IT})`);
   }
   if (isWebUrl(url) && !WEB_HOST.test(host)) return problem('has a host that is not a domain name or an IP address (no *, no trailing dot)', 'uriHostShape');
   if (isWebUrl(url) && !canonicalPort(authority?.port)) return problem('has port 0, an empty port or a port written with leading zeros', 'uriPort');
