@@ -385,6 +385,20 @@ forEachDatabase('Client ID metadata documents', (database) => {
     await accepted(t, clientId);
   });
 
+  test('a document\'s grant types, response types and page addresses that break a rule are named by their place and rule on the error page, quoting nothing of the document', async () => {
+    const broken: Array<[Record<string, unknown>, RegExp]> = [
+      [{ grant_types: ['authorization_code', 'Your account is locked: call 555 0100'] }, /grant_types may hold only authorization_code, refresh_token, not what grant_types\[1\] holds/],
+      [{ response_types: ['Your account is locked: call 555 0100'] }, /response_types may hold only code, not what response_types\[0\] holds/],
+      [{ client_uri: 'https://%59our-account-is-locked-call-5550100.example/' }, /client_uri must write its host as a browser reads it \(lower case/],
+      [{ logo_uri: 'https://%6Cocked.example/logo.png' }, /logo_uri must write its host as a browser reads it \(lower case/],
+    ];
+    for (const [fields, why] of broken) {
+      const page = await refusedPage(t, documents.document(freshPath('unquoted'), fields));
+      assert.match(page, why, JSON.stringify(fields));
+      assert.doesNotMatch(page, /locked/i, 'nothing the document wrote, nor the host a browser reads in it');
+    }
+  });
+
   test('a document larger than 5 KB is refused, declared or not', async () => {
     const declared = freshPath('large');
     documents.answers.set(declared, { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pad: 'x'.repeat(6000) }) });

@@ -280,6 +280,25 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
     assert.equal(other.status, 400, 'the address a browser would send is another string, as before');
   });
 
+  test('a refusal that says how to write an address says one registration accepts: the form a browser sends is asked last, after the host, path, query and scheme rules', async () => {
+    const refused: Array<[string, RegExp]> = [
+      ['HTTPS://agent.example:443/cb', /writes the default port 443 of https, .*: write it as https:\/\/agent\.example\/cb\.$/],
+      ['HTTP://127.0.0.1:80/cb', /writes the default port 80 of http, .*: write it as http:\/\/127\.0\.0\.1\/cb\.$/],
+      ['HTTPS://Agent.example/cb', /writes its host so that a browser reads another name: write it as agent\.example\.$/],
+      ['https://agent.example:443/a/../cb', /has a \. or \.\. segment in its path/],
+      ['HTTPS://agent.example/cb?state=1', /has a query parameter state/],
+      ['HTTP://agent.example/cb', /must use https/],
+    ];
+    for (const [uri, why] of refused) {
+      const answer = await register(t, { redirect_uris: [uri], client_name: 'Agent' });
+      assert.equal(answer.status, 400, uri);
+      const { error_description: told } = (await answer.json()) as { error_description: string };
+      assert.match(told, why, uri);
+      const written = /write it as ([a-z][\w+.-]*:\S+)\.$/.exec(told)?.[1];
+      if (written !== undefined) assert.deepEqual((await registered(t, { redirect_uris: [written], client_name: 'Agent' })).redirect_uris, [written], told);
+    }
+  });
+
   test('a registered redirect URI holds no query parameter the authorization response adds (RFC 6749 4.1.2, 4.1.2.1; RFC 9207), a post-logout one no state (RP-Initiated Logout 3)', async () => {
     for (const name of ['code', 'state', 'error', 'error_description', 'error_uri', 'iss']) {
       const answer = await register(t, { redirect_uris: [`https://agent.example/cb?app=1&${name}=x`], client_name: 'Agent' });

@@ -15,7 +15,7 @@ import { InputError, OAuthError, asErrorDescription, checkAll } from '../errors.
 import type { Stores } from '../stores.js';
 import { checkedText, trustClaimCheck } from '../text.js';
 import { type Clock, hasExpired } from '../time.js';
-import { canBeClientId, checkPostLogoutRedirectUris, checkRedirectUris, findClient, isLoopbackHost, writesHostAsRead } from './clients.js';
+import { HOST_AS_A_BROWSER_WRITES_IT, canBeClientId, checkPostLogoutRedirectUris, checkRedirectUris, findClient, isLoopbackHost, writesHostAsRead } from './clients.js';
 import type { Client } from './ports.js';
 import { REGISTERED_SCOPES } from './scopes.js';
 
@@ -211,15 +211,17 @@ function optionalPageUrl(document: Record<string, unknown>, field: string, setti
   try { url = new URL(value); } catch { url = undefined; }
   const loopbackHttp = url?.protocol === 'http:' && settings.allowPrivate && isLoopbackHost(url.hostname);
   if (!url || (url.protocol !== 'https:' && !loopbackHttp) || url.username || url.password) throw new InputError(field, `${field} must be an https URL`);
-  // Shown as written beside its link, as an app's homepage is (`optionalHttpUrl`, attack122).
-  if (!writesHostAsRead(value, url)) throw new InputError(field, `${field} must write its host as a browser reads it: ${url.hostname}`);
+  // Shown as written beside its link, as an app's homepage is (`optionalHttpUrl`, attack122). The
+  // refusal names no host: the error page is this site's (`UriNaming`, `by place`).
+  if (!writesHostAsRead(value, url)) throw new InputError(field, `${field} must write its host as a browser reads it (${HOST_AS_A_BROWSER_WRITES_IT})`);
   return value;
 }
 
 function subsetOf(document: Record<string, unknown>, field: string, allowed: readonly string[]): void {
   const values = stringArray(document, field);
-  const other = values?.find((v) => !allowed.includes(v));
-  if (other !== undefined) throw new InputError(field, `${field} may hold only ${allowed.join(', ')}, not ${JSON.stringify(other.slice(0, 40))}`);
+  // Named by place, never quoted, as a bad address is (`UriNaming`, `by place`).
+  const other = values?.findIndex((v) => !allowed.includes(v)) ?? -1;
+  if (other !== -1) throw new InputError(field, `${field} may hold only ${allowed.join(', ')}, not what ${field}[${other}] holds`);
 }
 
 /**

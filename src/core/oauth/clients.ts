@@ -103,6 +103,8 @@ const URI_CHARACTERS = /^(?:[\w\-.~:/?#[\]@!$&'()*+,;=]|%[\da-f]{2})*$/i;
  * matching), and the rest of RFC 3986's sub-delims name no DNS host.
  */
 const WEB_HOST = /^(?:[a-z\d_-]+(?:\.[a-z\d_-]+)*|\[[\da-f:.]+\])$/;
+/** How a browser writes a host (`URL.hostname`), said without naming one. */
+export const HOST_AS_A_BROWSER_WRITES_IT = 'lower case, not percent-encoded, IPv4 in four decimal parts, IPv6 compressed';
 /** RFC 9110 4.2.1, 4.2.2: the port an http and an https URI name when they write none. */
 const DEFAULT_PORTS: Readonly<Record<string, string>> = { 'http:': '80', 'https:': '443' };
 
@@ -113,10 +115,9 @@ const DEFAULT_PORTS: Readonly<Record<string, string>> = { 'http:': '80', 'https:
  * not percent-encoded, IPv4 in four decimal parts, IPv6 compressed), so that the service, the app
  * and the people who read the address all name the host the browser goes to; a web URI's host
  * is also a DNS name or an IP address (`WEB_HOST`), and its port one a browser reads as written
- * (`canonicalPort`) and not its scheme's default, and its path one without `.` or `..` segments.
- * Its scheme in lower case: the form a browser sends, which exact matching compares (RFC 9700
- * 2.1). No query parameter an app reads (`queryNamesAsRead`) as one named in `addedNames`, which
- * the service adds itself.
+ * (`canonicalPort`), and its path one without `.` or `..` segments. No query parameter an app
+ * reads (`queryNamesAsRead`) as one named in `addedNames`, which the service adds itself. Its
+ * callers then ask for the form a browser sends (`notWrittenAsSent`).
  */
 function registeredUri(uri: string, addedNames: readonly string[]): URL | UriProblem {
   if (uri.length > 2000) return problem('is longer than 2000 characters', 'uriTooLong');
@@ -135,32 +136,16 @@ function registeredUri(uri: string, addedNames: readonly string[]): URL | UriPro
   } catch {
     return problem('is not an absolute URL', 'uriNotAbsolute');
   }
-  // RFC 3986 6.2.2.1: a browser sends the scheme in lower case, so "HTTPS://app.example/cb" never
-  // matches the address it sends exactly (RFC 9700 2.1).
-  if (!uri.startsWith(url.protocol)) {
-    const lower = url.protocol + uri.slice(url.protocol.length);
-    return problem(`writes its scheme in capital letters, which a browser sends in lower case, so the two never match exactly: write it as ${lower}`, 'uriSchemeCase', { written: lower },
-      'writes its scheme in capital letters, which a browser sends in lower case, so the two never match exactly: write the scheme in lower case');
-  }
   if (uri.includes('#')) return problem('has a fragment', 'uriFragment');
   if (url.username || url.password || authority?.userinfo !== undefined) return problem('contains credentials', 'uriCredentials');
   const host = authority?.host ?? '';
   if (isWebUrl(url) && host === '') return problem('has no host', 'uriNoHost');
   if (host !== url.hostname) {
     return problem(`writes its host so that a browser reads another name: write it as ${url.hostname}`, 'homepageHost', { host: url.hostname },
-      'writes its host so that a browser reads another name: write it as a browser does (lower case, not percent-encoded, IPv4 in four decimal parts, IPv6 compressed)');
+      `writes its host so that a browser reads another name: write it as a browser does (${HOST_AS_A_BROWSER_WRITES_IT})`);
   }
   if (isWebUrl(url) && !WEB_HOST.test(host)) return problem('has a host that is not a domain name or an IP address (no *, no trailing dot)', 'uriHostShape');
   if (isWebUrl(url) && !canonicalPort(authority?.port)) return problem('has port 0, an empty port or a port written with leading zeros', 'uriPort');
-  // RFC 3986 6.2.3: a browser leaves the scheme's default port out of the address it sends, so
-  // "https://app.example:443/cb" never matches it exactly (RFC 9700 2.1).
-  const port = authority?.port;
-  if (port !== undefined && port === DEFAULT_PORTS[url.protocol]) {
-    const without = uri.slice(0, uri.length - authority!.rest.length - port.length - 1) + authority!.rest;
-    const scheme = url.protocol.slice(0, -1);
-    const general = `writes the default port ${port} of ${scheme}, which a browser leaves out of the address it sends, so the two never match exactly`;
-    return problem(`${general}: write it as ${without}`, 'uriDefaultPort', { port, scheme, written: without }, `${general}: leave the port out`);
-  }
   // RFC 3986 5.2.4, WHATWG URL's path state: a browser removes `.` and `..` segments (`%2e` too)
   // from a path that starts with `/` (an opaque one, "com.example.app:a/../cb", it keeps), so
   // "https://a.example/alice/%2e%2e/mallory/cb" reads as alice's and goes to mallory's.
@@ -171,6 +156,28 @@ function registeredUri(uri: string, addedNames: readonly string[]): URL | UriPro
   const added = queryNamesAsRead(query ?? '').find((name) => addedNames.includes(name));
   if (added !== undefined) return problem(`has a query parameter ${added}, which this service adds to the answer itself`, 'uriAddedParameter', { name: added });
   return url;
+}
+
+/**
+ * Why `uri`, a `registeredUri` of a scheme its list allows, is not written as a browser sends it,
+ * which exact matching compares (RFC 9700 2.1): its scheme in capitals (RFC 3986 6.2.2.1,
+ * "HTTPS://app.example/cb") or its scheme's default port (6.2.3, "https://app.example:443/cb").
+ * Asked after every other rule, so the address the refusal says to write is one that is accepted.
+ */
+function notWrittenAsSent(uri: string, url: URL): UriProblem | undefined {
+  const authority = writtenAuthority(uri);
+  const port = authority?.port;
+  const defaultPort = port !== undefined && port === DEFAULT_PORTS[url.protocol];
+  const afterScheme = defaultPort ? uri.slice(url.protocol.length, uri.length - authority!.rest.length - port.length - 1) + authority!.rest : uri.slice(url.protocol.length);
+  const sent = url.protocol + afterScheme;
+  if (defaultPort) {
+    const scheme = url.protocol.slice(0, -1);
+    const general = `writes the default port ${port} of ${scheme}, which a browser leaves out of the address it sends, so the two never match exactly`;
+    return problem(`${general}: write it as ${sent}`, 'uriDefaultPort', { port, scheme, written: sent }, `${general}: leave the port out`);
+  }
+  if (sent === uri) return undefined;
+  const general = 'writes its scheme in capital letters, which a browser sends in lower case, so the two never match exactly';
+  return problem(`${general}: write it as ${sent}`, 'uriSchemeCase', { written: sent }, `${general}: write the scheme in lower case`);
 }
 
 /**
@@ -207,15 +214,16 @@ const LOGOUT_RESPONSE_NAMES = ['state'];
 /**
  * Why a redirect URI (or, with `addedNames` `LOGOUT_RESPONSE_NAMES`, a post-logout one) cannot be
  * registered, or `undefined` when it can: a `registeredUri` with https, http on a loopback host
- * (RFC 8252 7.3), or a private-use scheme of a native app (RFC 8252 7.1).
+ * (RFC 8252 7.3), or a private-use scheme of a native app (RFC 8252 7.1), written as a browser
+ * sends it (`notWrittenAsSent`).
  */
 function redirectProblem(uri: string, addedNames: readonly string[] = AUTHORIZATION_RESPONSE_NAMES): UriProblem | undefined {
   const url = registeredUri(uri, addedNames);
   if (!(url instanceof URL)) return url;
-  if (url.protocol === 'https:') return undefined;
-  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined;
-  if (PRIVATE_USE_SCHEME.test(url.protocol)) return undefined;
-  return problem('must use https, http on a loopback host, or an app\'s own scheme named by a reverse domain (com.example.app:/callback)', 'uriScheme');
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname)) && !PRIVATE_USE_SCHEME.test(url.protocol)) {
+    return problem('must use https, http on a loopback host, or an app\'s own scheme named by a reverse domain (com.example.app:/callback)', 'uriScheme');
+  }
+  return notWrittenAsSent(uri, url);
 }
 
 /** Why a redirect URI cannot be registered (`redirectProblem`), or `undefined` when it can. */
@@ -381,9 +389,10 @@ function backchannelLogoutUriProblem(uri: string): UriProblem | undefined {
   // No response: the logout token goes in the body (Back-Channel Logout 1.0 section 2.5).
   const url = registeredUri(uri, []);
   if (!(url instanceof URL)) return url;
-  if (url.protocol === 'https:') return undefined;
-  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined;
-  return problem('must use https, or http on a loopback host (127.0.0.1, [::1], localhost) for development', 'backchannelScheme');
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+    return problem('must use https, or http on a loopback host (127.0.0.1, [::1], localhost) for development', 'backchannelScheme');
+  }
+  return notWrittenAsSent(uri, url);
 }
 
 /** The back-channel logout URI as given, or `null` when none was (an empty field clears it). */
