@@ -136,9 +136,11 @@ const LOOK_ALIKE_ALPHABETS = ['Cyrillic', 'Greek', 'Armenian', 'Cherokee', 'Geor
 const LATIN = /\p{Script=Latin}/u;
 /**
  * A character of the scripts Chinese, Japanese and Korean are written in (ideographs, kana, Hangul,
- * Bopomofo), which mix with Latin as a matter of course ("读书App") and take no spacing from it.
+ * Bopomofo), which mix with Latin as a matter of course ("读书App") and take no spacing from it,
+ * and the prolonged sound mark (ー, half-width ｰ), a letter of katakana words ("サポート") that
+ * Unicode gives no script of its own, so that it is not read as punctuation parting them.
  */
-export const EAST_ASIAN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Bopomofo}]/u;
+export const EAST_ASIAN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Bopomofo}\u30fc\uff70]/u;
 /** Characters no one script owns (µ, ª) or that take their neighbour's (combining marks). */
 const SHARED = /[\p{Script=Common}\p{Script=Inherited}]/u;
 /**

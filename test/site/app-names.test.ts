@@ -250,6 +250,12 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     await assertRegistersEverywhere(visitor, ['Is Community Garden Open', 'Go to Community Garden', 'My Communityガーデン']);
   });
 
+  test('a Japanese word written with the prolonged sound mark ー claims after the site\'s name as the others do: "My Communityサポート", "My Communityパスワード" and "My Communityｾﾝﾀｰ" are refused, "My Communityカレンダー" and "My Communityサポートツール" register, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['My Communityサポート', 'My Communityパスワード', 'My Communityｾﾝﾀｰ', 'My Communityアカウントサービス']);
+    await assertRegistersEverywhere(visitor, ['My Communityカレンダー', 'My Communityサポートツール']);
+  });
+
   test('one bound holds for marks stacked on one character in an app\'s name and a nickname: more than 4 nonspacing or enclosing marks are refused, 4 (Tibetan ཧྨྱཱཾ) are kept, and spacing marks are not counted, by RFC 7591, the developer page and the profile page', async () => {
     const { user, visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
     const stacked = `Agent x${'\u0301'.repeat(5)}`;
