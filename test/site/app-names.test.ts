@@ -273,6 +273,19 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     }
   });
 
+  test('a name and description an app has are saved again unchanged though a stricter bound would refuse them (6 marks on one letter, saved when 8 were allowed); changed, they are refused, on the developer page', async () => {
+    const { user, visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    const { client } = await registerClient(t.deps.stores, t.clock, { name: 'Older Tools', type: 'public', redirectUris: ['https://member.example/cb'], ownerId: user.id, memberRegistered: true });
+    const older = { name: `Older Tools x${'\u0301'.repeat(6)}`, description: `Reads posts y${'\u0301'.repeat(6)}.`, homepageUrl: '' };
+    assert.ok(await t.deps.stores.clients.setDetails(client.clientId, older, t.clock.now(), 'owner'));
+    const page = `/settings/developers/${client.clientId}/details`;
+    assert.equal((await visitor.post(page, { name: older.name, description: older.description, homepage: 'https://older.example/' })).status, 303);
+    const saved = await t.deps.stores.clients.findById(client.clientId);
+    assert.deepEqual([saved?.name, saved?.description, saved?.homepageUrl], [older.name, older.description, 'https://older.example/']);
+    assert.equal((await visitor.post(page, { name: `${older.name}!`, description: older.description, homepage: '' })).status, 400);
+    assert.equal((await visitor.post(page, { name: older.name, description: `${older.description}!`, homepage: '' })).status, 400);
+  });
+
   test('an app\'s description is well-formed Unicode as its name is: a lone surrogate, which a JSON body can carry and a page would show as U+FFFD, is refused on the developer page, not stored as U+FFFD', async () => {
     const { user, visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
     const { client } = await registerClient(t.deps.stores, t.clock, { name: 'Surrogate Tools', type: 'public', redirectUris: ['https://member.example/cb'], ownerId: user.id, memberRegistered: true });
