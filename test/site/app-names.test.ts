@@ -256,6 +256,18 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     await assertRegistersEverywhere(visitor, ['My Communityカレンダー', 'My Communityサポートツール']);
   });
 
+  test('verbs and adverbs one after another between a word of what the site holds and a word of its state claim as one verb does: "Your Community account has been temporarily suspended" and "Community ID is now restricted" are refused, "Community Account Is Now Open Source" registers, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['Your Community account has been temporarily suspended', 'Community ID is now restricted', 'Your Community account will soon be closed']);
+    await assertRegistersEverywhere(visitor, ['Community Account Is Now Open Source', 'Community Staff Will Be There']);
+  });
+
+  test('Japanese particles join the site\'s name to a claim as English words do: "My Communityでログイン" (sign in with), "My Communityにログイン" (sign in to) and "My Communityアカウントが停止されました" (is suspended) are refused, "My Communityにようこそ" and "My Communityのイベントが中止" register, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['My Communityでログイン', 'My Communityにログイン', 'My Communityアカウントが停止されました', 'My Communityのアカウントは一時停止されています']);
+    await assertRegistersEverywhere(visitor, ['My Communityにようこそ', 'My Communityのイベントが中止', 'My Communityで遊ぼう']);
+  });
+
   test('one bound holds for marks stacked on one character in an app\'s name and a nickname: more than 4 nonspacing or enclosing marks are refused, 4 (Tibetan ཧྨྱཱཾ) are kept, and spacing marks are not counted, by RFC 7591, the developer page and the profile page', async () => {
     const { user, visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
     const stacked = `Agent x${'\u0301'.repeat(5)}`;
