@@ -31,7 +31,14 @@ const EMOJI_PARTS = /(?<=\p{Extended_Pictographic})[\ufe0e\ufe0f]|(?<=[#*0-9])\u
  * 13, stops at 30, which still spills over a consent page's buttons).
  */
 const MAX_MARKS = 4;
-const MARK_RUN = new RegExp(`[\\p{Mn}\\p{Me}]{${MAX_MARKS + 1}}`, 'u');
+/**
+ * More than `MAX_MARKS` marks on one character, counted across the invisible characters a
+ * description or a reason may hold among them (a zero-width joiner, a word joiner, a tag, a Hangul
+ * filler), which draw nothing and leave the marks after them on the same letter. The invisible
+ * ones are those that are not marks themselves (a variation selector is both), so each character
+ * is read one way and the search stays linear.
+ */
+const MARK_RUN = new RegExp(`[\\p{Mn}\\p{Me}](?:[\\p{Default_Ignorable_Code_Point}--[\\p{Mn}\\p{Me}]]*[\\p{Mn}\\p{Me}]){${MAX_MARKS}}`, 'v');
 
 /** Refuses, as a problem of `field`, more than `MAX_MARKS` combining marks on one character. */
 export function checkMarks(field: string, text: string): void {
