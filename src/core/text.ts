@@ -31,7 +31,14 @@ const EMOJI_PARTS = /(?<=\p{Extended_Pictographic})[\ufe0e\ufe0f]|(?<=[#*0-9])\u
  * 13, stops at 30, which still spills over a consent page's buttons).
  */
 const MAX_MARKS = 4;
-const MARK_RUN = new RegExp(`[\\p{Mn}\\p{Me}]{${MAX_MARKS + 1}}`, 'u');
+/**
+ * More than `MAX_MARKS` marks on one character, counted across the invisible characters a
+ * description or a reason may hold among them (a zero-width joiner, a word joiner, a tag, a Hangul
+ * filler), which draw nothing and leave the marks after them on the same letter. The invisible
+ * ones are those that are not marks themselves (a variation selector is both), so each character
+ * is read one way and the search stays linear.
+ */
+const MARK_RUN = new RegExp(`[\\p{Mn}\\p{Me}](?:[\\p{Default_Ignorable_Code_Point}--[\\p{Mn}\\p{Me}]]*[\\p{Mn}\\p{Me}]){${MAX_MARKS}}`, 'v');
 
 /** Refuses, as a problem of `field`, more than `MAX_MARKS` combining marks on one character. */
 export function checkMarks(field: string, text: string): void {
@@ -136,9 +143,11 @@ const LOOK_ALIKE_ALPHABETS = ['Cyrillic', 'Greek', 'Armenian', 'Cherokee', 'Geor
 const LATIN = /\p{Script=Latin}/u;
 /**
  * A character of the scripts Chinese, Japanese and Korean are written in (ideographs, kana, Hangul,
- * Bopomofo), which mix with Latin as a matter of course ("读书App") and take no spacing from it.
+ * Bopomofo), which mix with Latin as a matter of course ("读书App") and take no spacing from it,
+ * and the prolonged sound mark (ー, half-width ｰ), a letter of katakana words ("サポート") that
+ * Unicode gives no script of its own, so that it is not read as punctuation parting them.
  */
-export const EAST_ASIAN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Bopomofo}]/u;
+export const EAST_ASIAN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Bopomofo}\u30fc\uff70]/u;
 /** Characters no one script owns (µ, ª) or that take their neighbour's (combining marks). */
 const SHARED = /[\p{Script=Common}\p{Script=Inherited}]/u;
 /**
@@ -309,6 +318,14 @@ const SITE_HOLDING_WORDS_JAPANESE = ['アカウント', '管理者', 'スタッ�
 const SITE_SERVICE_WORDS_JAPANESE = ['サポート', 'ヘルプ', 'セキュリティ', 'センター', 'サービス'];
 const SITE_STATE_WORDS_JAPANESE = ['停止', '一时停止', 'ロック', '制限'];
 /**
+ * Japanese particles that join the site's name to a claim as English connectors do: に and へ
+ * (to: "Communityにログイン", sign in to Community) and で (with: "Communityでログイン", the
+ * button "Sign in with Community"); and が and は, which tell what befell what it holds as English
+ * "is" does ("Communityアカウントが停止されました", your Community account is suspended).
+ */
+const CONNECTORS_JAPANESE = ['に', 'へ', 'で'];
+const STATE_LINKS_JAPANESE = ['が', 'は'];
+/**
  * The possessives that may stand between the site's name and a claim: Chinese 的 ("社区的账号",
  * "社区的官方") and Japanese の ("Communityのアカウント").
  */
@@ -406,9 +423,13 @@ const CONNECTORS_LATIN = [
 /**
  * Verbs that tell what befell what the site holds, between it and a word of its state, as a
  * sentence of a phishing page does ("Your Community account is suspended", "Community IDs were
- * locked", "Community account has been disabled"); elsewhere they join nothing.
+ * locked", "Community account has been disabled"), one after another and with the adverbs such a
+ * sentence sets among them ("is now being reviewed", "has been temporarily suspended"); elsewhere
+ * they join nothing.
  */
-const STATE_LINKS_LATIN = ['is', 'are', 'was', 'were', 'has been', 'have been', 'got', 'will be', 'is now'];
+const STATE_LINKS_LATIN = [
+  'is', 'are', 'was', 'were', 'has', 'have', 'had', 'will', 'got', 'be', 'being', 'been', 'now', 'temporarily', 'permanently', 'currently', 'already', 'soon', 'automatically',
+];
 
 /**
  * Latin small capitals as the letters they are drawn as, which the confusables data leaves as
@@ -554,14 +575,15 @@ interface WordFound {
  */
 function claimingPlaces(length: number, ends: (at: number) => boolean, wordsAt: (at: number) => WordFound[]): boolean[] {
   const claims: boolean[] = [];
-  // Whether a word of the site's state begins at a place, and whether one that claims after a word
-  // of what it holds does (a word of its service or state, or a verb before its state).
-  const state: boolean[] = [];
+  // Whether a word of the site's state begins at a place, after verbs and adverbs or not ("is
+  // temporarily suspended"), and whether one that claims after a word of what it holds does (a
+  // word of its service or state, or a verb before its state).
+  const toState: boolean[] = [];
   const afterHolding: boolean[] = [];
   for (let at = length; at >= 0; at -= 1) {
     const words = wordsAt(at);
-    state[at] = words.some(({ bearing }) => bearing === 'state');
-    afterHolding[at] = words.some(({ end, bearing }) => bearing === 'service' || bearing === 'state' || (bearing === 'linking' && state[end]!));
+    toState[at] = words.some(({ end, bearing }) => bearing === 'state' || (bearing === 'linking' && toState[end]!));
+    afterHolding[at] = words.some(({ end, bearing }) => bearing === 'service' || bearing === 'state' || (bearing === 'linking' && toState[end]!));
     claims[at] = ends(at) || words.some(({ end, bearing }) =>
       bearing === 'access' || (bearing !== 'state' && bearing !== 'linking' && claims[end]!) || (bearing === 'holding' && afterHolding[end]!));
   }
@@ -650,6 +672,7 @@ const EAST_ASIAN_CLAIM_WORDS = indexedClaimWords([
   [[...SITE_HOLDING_WORDS_CHINESE, ...SITE_HOLDING_WORDS_JAPANESE].map((word) => [word]), 'holding'],
   [[...SITE_STATE_WORDS_CHINESE, ...SITE_STATE_WORDS_JAPANESE].map((word) => [word]), 'state'],
   [[...SITE_SERVICE_WORDS_CHINESE, ...SITE_SERVICE_WORDS_JAPANESE].map((word) => [word]), 'service'],
+  [CONNECTORS_JAPANESE.map((word) => [word]), 'joining'], [STATE_LINKS_JAPANESE.map((word) => [word]), 'linking'],
 ]);
 
 /** The English claim words folded once, as the names they are sought in are (`foldedForm`, `oneStroke`), by their first character. */

@@ -95,6 +95,16 @@ test('names that would pass for the site or its staff are reserved, in any readi
   }
 });
 
+test('marks on one character are counted across the invisible characters between them: a description or a staff reason with more than 4, parted by a joiner, a word joiner, a tag or a Hangul filler, is refused; 4 so parted, an emoji and a keycap are kept', () => {
+  const four = '\u0301\u0300\u0302\u0303';
+  for (const invisible of ['\u200d', '\u200c', '\u2060', '\u{e0041}', '\u115f', '\u00ad']) {
+    assert.throws(() => checkedText('description', `Reads x${(four + invisible).repeat(20)}`, { kind: 'paragraph', max: 500 }), /at most 4 combining marks/, JSON.stringify(invisible));
+    assert.throws(() => checkedText('reason', `Because x${four}${invisible}\u0301.`, { kind: 'paragraph', max: 500 }), /at most 4 combining marks/, JSON.stringify(invisible));
+    assert.equal(checkedText('description', `Reads x${four}${invisible}y`, { kind: 'paragraph', max: 500 }), `Reads x${four}${invisible}y`, JSON.stringify(invisible));
+  }
+  for (const kept of ['Family 👨\u200d👩\u200d👧', 'Press 1\ufe0f\u20e3', 'ཧྨྱཱཾ']) assert.equal(checkedText('description', kept, { kind: 'paragraph', max: 500 }), kept);
+});
+
 test('names (of apps and categories) hold no direction marks or invisible characters; lines and app descriptions hold no direction overrides', () => {
   for (const sneaky of [
     '\u202e', '\u2066', '\u200b', '\u200d', '\u2060', '\ufeff', '\u00ad', '\u061c', '\u3164', '\u206a', '\u{e0001}', '\u{e0041}',

@@ -250,6 +250,24 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     await assertRegistersEverywhere(visitor, ['Is Community Garden Open', 'Go to Community Garden', 'My Communityガーデン']);
   });
 
+  test('a Japanese word written with the prolonged sound mark ー claims after the site\'s name as the others do: "My Communityサポート", "My Communityパスワード" and "My Communityｾﾝﾀｰ" are refused, "My Communityカレンダー" and "My Communityサポートツール" register, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['My Communityサポート', 'My Communityパスワード', 'My Communityｾﾝﾀｰ', 'My Communityアカウントサービス']);
+    await assertRegistersEverywhere(visitor, ['My Communityカレンダー', 'My Communityサポートツール']);
+  });
+
+  test('verbs and adverbs one after another between a word of what the site holds and a word of its state claim as one verb does: "Your Community account has been temporarily suspended" and "Community ID is now restricted" are refused, "Community Account Is Now Open Source" registers, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['Your Community account has been temporarily suspended', 'Community ID is now restricted', 'Your Community account will soon be closed']);
+    await assertRegistersEverywhere(visitor, ['Community Account Is Now Open Source', 'Community Staff Will Be There']);
+  });
+
+  test('Japanese particles join the site\'s name to a claim as English words do: "My Communityでログイン" (sign in with), "My Communityにログイン" (sign in to) and "My Communityアカウントが停止されました" (is suspended) are refused, "My Communityにようこそ" and "My Communityのイベントが中止" register, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['My Communityでログイン', 'My Communityにログイン', 'My Communityアカウントが停止されました', 'My Communityのアカウントは一時停止されています']);
+    await assertRegistersEverywhere(visitor, ['My Communityにようこそ', 'My Communityのイベントが中止', 'My Communityで遊ぼう']);
+  });
+
   test('one bound holds for marks stacked on one character in an app\'s name and a nickname: more than 4 nonspacing or enclosing marks are refused, 4 (Tibetan ཧྨྱཱཾ) are kept, and spacing marks are not counted, by RFC 7591, the developer page and the profile page', async () => {
     const { user, visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
     const stacked = `Agent x${'\u0301'.repeat(5)}`;
@@ -265,6 +283,19 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
       assert.equal((await visitor.post('/settings/profile', { nickname })).status, 303, nickname);
       assert.equal((await t.deps.stores.users.findById(user.id))?.nickname, nickname.normalize('NFC'), nickname);
     }
+  });
+
+  test('a name and description an app has are saved again unchanged though a stricter bound would refuse them (6 marks on one letter, saved when 8 were allowed); changed, they are refused, on the developer page', async () => {
+    const { user, visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    const { client } = await registerClient(t.deps.stores, t.clock, { name: 'Older Tools', type: 'public', redirectUris: ['https://member.example/cb'], ownerId: user.id, memberRegistered: true });
+    const older = { name: `Older Tools x${'\u0301'.repeat(6)}`, description: `Reads posts y${'\u0301'.repeat(6)}.`, homepageUrl: '' };
+    assert.ok(await t.deps.stores.clients.setDetails(client.clientId, older, t.clock.now(), 'owner'));
+    const page = `/settings/developers/${client.clientId}/details`;
+    assert.equal((await visitor.post(page, { name: older.name, description: older.description, homepage: 'https://older.example/' })).status, 303);
+    const saved = await t.deps.stores.clients.findById(client.clientId);
+    assert.deepEqual([saved?.name, saved?.description, saved?.homepageUrl], [older.name, older.description, 'https://older.example/']);
+    assert.equal((await visitor.post(page, { name: `${older.name}!`, description: older.description, homepage: '' })).status, 400);
+    assert.equal((await visitor.post(page, { name: older.name, description: `${older.description}!`, homepage: '' })).status, 400);
   });
 
   test('an app\'s description is well-formed Unicode as its name is: a lone surrogate, which a JSON body can carry and a page would show as U+FFFD, is refused on the developer page, not stored as U+FFFD', async () => {

@@ -482,16 +482,21 @@ export async function unreviewedNameRule(siteNames: readonly string[]): Promise<
 /**
  * An app's name, description and homepage as it may hold them, at registration and after (the
  * registration form's rules, INTERFACE section 3): every field checked, so a form names all that
- * are wrong at once.
+ * are wrong at once. A name or description the app has (`stored`) is saved again as it is: staff
+ * or the operator may have given it, or a rule made stricter since it was saved (more than 4
+ * marks on one letter, where 8 were allowed) would refuse every form its owner sends after.
  */
-export function checkClientDetails(details: { name: string; description?: string | undefined; homepageUrl?: string | undefined }, nameRule?: NameRule): ClientDetails {
+export function checkClientDetails(details: { name: string; description?: string | undefined; homepageUrl?: string | undefined }, nameRule?: NameRule,
+  stored?: Pick<ClientDetails, 'name' | 'description'>): ClientDetails {
   const [name, description, homepageUrl] = checkAll(
     () => {
+      if (stored !== undefined && details.name.trim() === stored.name) return stored.name;
       const name = checkedText('name', details.name, { kind: 'name', max: 80 });
       nameRule?.('name', name);
       return name;
     },
-    () => checkedText('description', details.description ?? '', { kind: 'paragraph', max: 500, min: 0 }),
+    () => stored !== undefined && (details.description ?? '').trim() === stored.description ? stored.description
+      : checkedText('description', details.description ?? '', { kind: 'paragraph', max: 500, min: 0 }),
     () => optionalHttpUrl('homepage', details.homepageUrl),
   );
   return { name, description, homepageUrl };
@@ -612,14 +617,12 @@ export async function updateRedirectUris(stores: Stores, clock: Clock, clientId:
  * registration, from its owner on the developer page: details other than stored end a staff
  * verification, which vouched for those it saw, in the same write (`ClientStore.setDetails`), so
  * the name passes `nameRule` (`unreviewedNameRule`) unless it is the name the app has, which a
- * staff verification or the operator may have given it.
+ * staff verification or the operator may have given it (`checkClientDetails` keeps what is stored).
  * The details saved; `undefined` when the client is no longer active (or no longer exists).
  */
-export async function updateClientDetails(stores: Stores, clock: Clock, client: Pick<Client, 'clientId' | 'name'>, details: { name: string; description: string; homepageUrl: string }, nameRule: NameRule): Promise<ClientDetails | undefined> {
+export async function updateClientDetails(stores: Stores, clock: Clock, client: Pick<Client, 'clientId' | 'name' | 'description'>, details: { name: string; description: string; homepageUrl: string }, nameRule: NameRule): Promise<ClientDetails | undefined> {
   const clientId = client.clientId;
-  const checked = checkClientDetails(details, (field, name) => {
-    if (name !== client.name) nameRule(field, name);
-  });
+  const checked = checkClientDetails(details, nameRule, client);
   return (await stores.clients.setDetails(clientId, checked, clock.now(), 'owner')) ? checked : undefined;
 }
 
