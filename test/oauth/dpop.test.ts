@@ -7,7 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { setAccountStatus } from '../../src/core/accounts/accounts.js';
 import { generateToken } from '../../src/core/credentials/formats.js';
+import { ACCOUNT_NOT_ACTIVE } from '../../src/core/errors.js';
 import { DPOP_ALGS } from '../../src/core/oauth/dpop/proof.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -285,6 +287,25 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
     assert.equal(next.token_type, 'DPoP');
     assert.notEqual(next.refresh_token, tokens.refresh_token, 'rotation applies to bound tokens too (seed section 3 rule 3)');
     assert.deepEqual((await introspect(t, c, next.refresh_token)).cnf, { jkt: key.jkt });
+  });
+
+  test('a bound refresh token tells that its account is not active only to a proof of its key: without one, or with another key, it is told what an active account\'s is', async () => {
+    const c = await newClient(t, { type: 'public' });
+    const key = await dpopKey();
+    const { browser, user } = await signedInBrowser(t);
+    const pkce = pkcePair();
+    const fields = codeExchangeFields(c, await obtainCode(browser, c, { pkce }), pkce);
+    const nonce = await nonceFromTokenEndpoint(key, fields);
+    const tokens = (await (await tokenRequest(t, fields, { dpop: await dpopProof(key, { htu: tokenUrl(), nowMs: t.clock.now(), nonce }) })).json()) as Tokens;
+    const refresh = { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) };
+    // One thief's proof, sent again and again: a proof claimed once would be refused the next time as used (attack99).
+    const thiefProof = await dpopProof(await dpopKey(), { htu: tokenUrl(), nowMs: t.clock.now(), nonce });
+    const keyless = async () => Promise.all([tokenRequest(t, refresh), tokenRequest(t, refresh, { dpop: thiefProof })].map(async (sent) => (await sent).json()));
+    const whileActive = await keyless();
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
+    for (const attempt of ['first', 'second']) assert.deepEqual(await keyless(), whileActive, `${attempt}: one without the key learns nothing of the status`);
+    const held = await tokenRequest(t, refresh, { dpop: await dpopProof(key, { htu: tokenUrl(), nowMs: t.clock.now(), nonce }) });
+    assert.deepEqual(await held.json(), { error: 'invalid_grant', error_description: ACCOUNT_NOT_ACTIVE }, 'the key\'s holder is told');
   });
 
   test('at the token endpoint a proof of another key than the refresh token\'s or the code\'s dpop_jkt is refused before its jti is remembered (helper-96)', async () => {
