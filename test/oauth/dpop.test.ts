@@ -161,6 +161,28 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
     assert.match(otherKey.error_description, /another key/);
   });
 
+  test('a bound access token tells that its account is not active only with a proof of its key: as Bearer, or with another key\'s proof, it is told what an active account\'s is', async () => {
+    const c = await newClient(t);
+    const key = await dpopKey();
+    const { browser, user } = await signedInBrowser(t);
+    const pkce = pkcePair();
+    const fields = codeExchangeFields(c, await obtainCode(browser, c, { pkce }), pkce);
+    const nonce = await nonceFromTokenEndpoint(key, fields);
+    const tokens = (await (await tokenRequest(t, fields, { dpop: await dpopProof(key, { htu: tokenUrl(), nowMs: t.clock.now(), nonce }) })).json()) as Tokens;
+    const thiefProof = await meProof(await dpopKey(), tokens.access_token, nonce);
+    const keyless = async () => Promise.all([me(`Bearer ${tokens.access_token}`), me(`DPoP ${tokens.access_token}`, thiefProof)].map(async (sent) => {
+      const response = await sent;
+      return [response.status, response.headers.get('www-authenticate'), await response.json()];
+    }));
+    const whileActive = await keyless();
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
+    for (const attempt of ['first', 'second']) assert.deepEqual(await keyless(), whileActive, `${attempt}: one without the key learns nothing of the status`);
+    const held = await me(`DPoP ${tokens.access_token}`, await meProof(key, tokens.access_token, nonce));
+    assert.equal(held.status, 401);
+    assert.match(held.headers.get('www-authenticate') ?? '', /^DPoP realm="api", algs="[^"]+", error="invalid_token"/);
+    assert.equal(((await held.json()) as { error_description: string }).error_description, ACCOUNT_NOT_ACTIVE, 'the key\'s holder is told');
+  });
+
   test('a proof of another key than the token\'s is refused before its jti is remembered: one who holds a stolen token but not its key has nothing written (attack94)', async () => {
     const c = await newClient(t);
     const { tokens, nonce } = await dpopTokens(c, await dpopKey());
