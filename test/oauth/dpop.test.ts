@@ -41,15 +41,15 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
   }
 
   /** A code redeemed with a proof of `key` (after the nonce round trip). */
-  async function dpopTokens(c: TestClient, key: DpopKey, options: { dpopJkt?: string } = {}): Promise<{ tokens: Tokens; nonce: string }> {
-    const { browser } = await signedInBrowser(t);
+  async function dpopTokens(c: TestClient, key: DpopKey, options: { dpopJkt?: string } = {}): Promise<{ tokens: Tokens; nonce: string; user: { id: number } }> {
+    const { browser, user } = await signedInBrowser(t);
     const pkce = pkcePair();
     const code = await obtainCode(browser, c, { pkce, ...(options.dpopJkt ? { extra: { dpop_jkt: options.dpopJkt } } : {}) });
     const fields = codeExchangeFields(c, code, pkce);
     const nonce = await nonceFromTokenEndpoint(key, fields);
     const response = await tokenRequest(t, fields, { dpop: await dpopProof(key, { htu: tokenUrl(), nowMs: t.clock.now(), nonce }) });
     assert.equal(response.status, 200, await response.clone().text());
-    return { tokens: (await response.json()) as Tokens, nonce };
+    return { tokens: (await response.json()) as Tokens, nonce, user };
   }
 
   async function me(authorization: string, dpop?: string): Promise<Response> {
@@ -164,11 +164,7 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
   test('a bound access token tells that its account is not active only with a proof of its key: as Bearer, or with another key\'s proof, it is told what an active account\'s is', async () => {
     const c = await newClient(t);
     const key = await dpopKey();
-    const { browser, user } = await signedInBrowser(t);
-    const pkce = pkcePair();
-    const fields = codeExchangeFields(c, await obtainCode(browser, c, { pkce }), pkce);
-    const nonce = await nonceFromTokenEndpoint(key, fields);
-    const tokens = (await (await tokenRequest(t, fields, { dpop: await dpopProof(key, { htu: tokenUrl(), nowMs: t.clock.now(), nonce }) })).json()) as Tokens;
+    const { tokens, nonce, user } = await dpopTokens(c, key);
     const thiefProof = await meProof(await dpopKey(), tokens.access_token, nonce);
     const keyless = async () => Promise.all([me(`Bearer ${tokens.access_token}`), me(`DPoP ${tokens.access_token}`, thiefProof)].map(async (sent) => {
       const response = await sent;
@@ -314,11 +310,7 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
   test('a bound refresh token tells that its account is not active only to a proof of its key: without one, or with another key, it is told what an active account\'s is', async () => {
     const c = await newClient(t, { type: 'public' });
     const key = await dpopKey();
-    const { browser, user } = await signedInBrowser(t);
-    const pkce = pkcePair();
-    const fields = codeExchangeFields(c, await obtainCode(browser, c, { pkce }), pkce);
-    const nonce = await nonceFromTokenEndpoint(key, fields);
-    const tokens = (await (await tokenRequest(t, fields, { dpop: await dpopProof(key, { htu: tokenUrl(), nowMs: t.clock.now(), nonce }) })).json()) as Tokens;
+    const { tokens, nonce, user } = await dpopTokens(c, key);
     const refresh = { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) };
     // One thief's proof, sent again and again: a proof claimed once would be refused the next time as used (attack99).
     const thiefProof = await dpopProof(await dpopKey(), { htu: tokenUrl(), nowMs: t.clock.now(), nonce });
