@@ -7,7 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { setAccountStatus } from '../../src/core/accounts/accounts.js';
 import { generateToken } from '../../src/core/credentials/formats.js';
+import { ACCOUNT_NOT_ACTIVE } from '../../src/core/errors.js';
 import { DPOP_ALGS } from '../../src/core/oauth/dpop/proof.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -39,15 +41,15 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
   }
 
   /** A code redeemed with a proof of `key` (after the nonce round trip). */
-  async function dpopTokens(c: TestClient, key: DpopKey, options: { dpopJkt?: string } = {}): Promise<{ tokens: Tokens; nonce: string }> {
-    const { browser } = await signedInBrowser(t);
+  async function dpopTokens(c: TestClient, key: DpopKey, options: { dpopJkt?: string } = {}): Promise<{ tokens: Tokens; nonce: string; user: { id: number } }> {
+    const { browser, user } = await signedInBrowser(t);
     const pkce = pkcePair();
     const code = await obtainCode(browser, c, { pkce, ...(options.dpopJkt ? { extra: { dpop_jkt: options.dpopJkt } } : {}) });
     const fields = codeExchangeFields(c, code, pkce);
     const nonce = await nonceFromTokenEndpoint(key, fields);
     const response = await tokenRequest(t, fields, { dpop: await dpopProof(key, { htu: tokenUrl(), nowMs: t.clock.now(), nonce }) });
     assert.equal(response.status, 200, await response.clone().text());
-    return { tokens: (await response.json()) as Tokens, nonce };
+    return { tokens: (await response.json()) as Tokens, nonce, user };
   }
 
   async function me(authorization: string, dpop?: string): Promise<Response> {
@@ -157,6 +159,24 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
     const otherKey = await refused(await meProof(await dpopKey(), tokens.access_token, nonce));
     assert.equal(otherKey.error, 'invalid_token');
     assert.match(otherKey.error_description, /another key/);
+  });
+
+  test('a bound access token tells that its account is not active only with a proof of its key: as Bearer, or with another key\'s proof, it is told what an active account\'s is', async () => {
+    const c = await newClient(t);
+    const key = await dpopKey();
+    const { tokens, nonce, user } = await dpopTokens(c, key);
+    const thiefProof = await meProof(await dpopKey(), tokens.access_token, nonce);
+    const keyless = async () => Promise.all([me(`Bearer ${tokens.access_token}`), me(`DPoP ${tokens.access_token}`, thiefProof)].map(async (sent) => {
+      const response = await sent;
+      return [response.status, response.headers.get('www-authenticate'), await response.json()];
+    }));
+    const whileActive = await keyless();
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
+    for (const attempt of ['first', 'second']) assert.deepEqual(await keyless(), whileActive, `${attempt}: one without the key learns nothing of the status`);
+    const held = await me(`DPoP ${tokens.access_token}`, await meProof(key, tokens.access_token, nonce));
+    assert.equal(held.status, 401);
+    assert.match(held.headers.get('www-authenticate') ?? '', /^DPoP realm="api", algs="[^"]+", error="invalid_token"/);
+    assert.equal(((await held.json()) as { error_description: string }).error_description, ACCOUNT_NOT_ACTIVE, 'the key\'s holder is told');
   });
 
   test('a proof of another key than the token\'s is refused before its jti is remembered: one who holds a stolen token but not its key has nothing written (attack94)', async () => {
@@ -285,6 +305,21 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
     assert.equal(next.token_type, 'DPoP');
     assert.notEqual(next.refresh_token, tokens.refresh_token, 'rotation applies to bound tokens too (seed section 3 rule 3)');
     assert.deepEqual((await introspect(t, c, next.refresh_token)).cnf, { jkt: key.jkt });
+  });
+
+  test('a bound refresh token tells that its account is not active only to a proof of its key: without one, or with another key, it is told what an active account\'s is', async () => {
+    const c = await newClient(t, { type: 'public' });
+    const key = await dpopKey();
+    const { tokens, nonce, user } = await dpopTokens(c, key);
+    const refresh = { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) };
+    // One thief's proof, sent again and again: a proof claimed once would be refused the next time as used (attack99).
+    const thiefProof = await dpopProof(await dpopKey(), { htu: tokenUrl(), nowMs: t.clock.now(), nonce });
+    const keyless = async () => Promise.all([tokenRequest(t, refresh), tokenRequest(t, refresh, { dpop: thiefProof })].map(async (sent) => (await sent).json()));
+    const whileActive = await keyless();
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
+    for (const attempt of ['first', 'second']) assert.deepEqual(await keyless(), whileActive, `${attempt}: one without the key learns nothing of the status`);
+    const held = await tokenRequest(t, refresh, { dpop: await dpopProof(key, { htu: tokenUrl(), nowMs: t.clock.now(), nonce }) });
+    assert.deepEqual(await held.json(), { error: 'invalid_grant', error_description: ACCOUNT_NOT_ACTIVE }, 'the key\'s holder is told');
   });
 
   test('at the token endpoint a proof of another key than the refresh token\'s or the code\'s dpop_jkt is refused before its jti is remembered (helper-96)', async () => {

@@ -319,7 +319,7 @@ export async function authenticateBearer(
   const proof = scheme === 'DPoP' ? proofOf?.() : undefined;
   const refused = await lookup(deps, scheme, token, proof, onlyMarked);
   if (refused instanceof OAuthError) return scheme === 'DPoP' ? onDpopChallenge(refused) : refused;
-  const { kind, record } = refused;
+  const { kind, record, accountNotActive } = refused;
   const bearer: Bearer = {
     kind,
     tokenId: record.tokenId,
@@ -330,9 +330,13 @@ export async function authenticateBearer(
     resource: record.resource,
     scheme,
   };
-  if (scheme === 'Bearer') return record.dpopJkt === null ? bearer : BEARER_REFUSALS.boundAsBearer;
-  if (record.dpopJkt === null) return BEARER_REFUSALS.notBound;
-  return possession(deps.dpop, { ...proof!, proof: proof!.proof! }, token, record.dpopJkt, bearer);
+  const held = scheme === 'Bearer' ? (record.dpopJkt === null ? bearer : BEARER_REFUSALS.boundAsBearer)
+    : record.dpopJkt === null ? BEARER_REFUSALS.notBound
+    : await possession(deps.dpop, { ...proof!, proof: proof!.proof! }, token, record.dpopJkt, bearer);
+  // Told only to the token's holder, a bound token's with its key (RFC 9449 7.1): anyone else is
+  // told what an active account's token would be, so a token stolen without its key watches no status.
+  if (!accountNotActive || held instanceof OAuthError) return held;
+  return scheme === 'DPoP' ? onDpopChallenge(BEARER_REFUSALS.unusableAccount) : BEARER_REFUSALS.unusableAccount;
 }
 
 /** The token's record, or the refusal decided before the scheme matters. */
@@ -349,13 +353,15 @@ async function lookup(deps: BearerDeps, scheme: AuthScheme, token: string, proof
   const now: Instant = deps.clock.now();
   const revoked = kind === 'personal' ? BEARER_REFUSALS.revokedPersonal : BEARER_REFUSALS.revoked;
   if (record.user.status !== 'active') {
-    // A token in force when its account left `active` is told so (seed section 3 rule 4), and
-    // one that had ended before is told how (`whyEnded`).
-    return { not_active: BEARER_REFUSALS.unusableAccount, revoked, expired: BEARER_REFUSALS.expired }[whyEnded(record.user, record)];
+    // A token in force when its account left `active` is told so (seed section 3 rule 4), once
+    // its holder is known (`authenticateBearer`), and one that had ended before is told how (`whyEnded`).
+    const why = whyEnded(record.user, record);
+    if (why !== 'not_active') return why === 'revoked' ? revoked : BEARER_REFUSALS.expired;
+    return { kind, record, accountNotActive: true };
   }
   if (record.revokedAt !== null) return revoked;
   if (hasExpired(record.expiresAt, now)) return BEARER_REFUSALS.expired;
-  return { kind, record };
+  return { kind, record, accountNotActive: false };
 }
 
 /**

@@ -4,7 +4,7 @@ import { hashSecret, tokenKind } from '../../credentials/formats.js';
 import { ACCOUNT_NOT_ACTIVE, OAuthError } from '../../errors.js';
 import { type Params, required, single } from '../params.js';
 import { type Scope, formatScope, parseScope, scopeList } from '../scopes.js';
-import type { Client, Grant, RefreshToken } from '../ports.js';
+import type { Client, Grant, GrantWithUser, RefreshToken } from '../ports.js';
 import { type Instant, hasExpired } from '../../time.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import { type IssuedTokens, issueTokens } from '../tokens/issue.js';
@@ -52,17 +52,28 @@ function refreshableBy<G extends { grant: Grant }>(token: RefreshToken, granted:
 }
 
 /**
- * The key of a refresh token this client may refresh now (`BoundKeyReader`): only there does the
- * grant refuse a proof for its key, in words of its own. Every other token's proof is claimed as an
- * unknown token's is, so sending one proof twice tells nothing the words do not (attack99).
+ * Whether this client's token was in force when its account left `active`, which ended it
+ * (`whyEnded`): its holder is told the account is not active, the holder of a bound token only
+ * with a proof of its key (RFC 9449 5), so a token stolen without its key watches no status.
+ */
+function endedWithAccount(token: RefreshToken, granted: GrantWithUser | undefined, client: Client): granted is GrantWithUser {
+  return token.clientId === client.clientId && granted !== undefined && granted.user.status !== 'active'
+    && whyEnded(granted.user, { revokedAt: granted.grant.revokedAt, expiresAt: token.expiresAt }) === 'not_active';
+}
+
+/**
+ * The key of a refresh token this client may refresh now, or whose account ended it
+ * (`BoundKeyReader`): only there does the grant refuse a proof for its key, in words of its own.
+ * Every other token's proof is claimed as an unknown token's is, so sending one proof twice tells
+ * nothing the words do not (attack99).
  */
 async function boundKey(deps: OAuthDeps, client: Client, params: Params): Promise<string | null> {
   const token = single(params, 'refresh_token');
   if (token === undefined || tokenKind(token) !== 'refresh') return null;
   const stored = await deps.stores.tokens.findRefresh(hashSecret(token));
   if (stored?.dpopJkt == null || stored.usedAt !== null || stored.revokedAt !== null) return null;
-  const grant = await deps.stores.grants.findById(stored.grantId);
-  return refreshableBy(stored, grant && { grant }, client, deps.clock.now()) ? stored.dpopJkt : null;
+  const granted = await deps.stores.grants.findWithUser(stored.grantId);
+  return refreshableBy(stored, granted, client, deps.clock.now()) || endedWithAccount(stored, granted, client) ? stored.dpopJkt : null;
 }
 
 registerGrantType('refresh_token', async ({ deps, client, params, keys, marker, dpopJkt, resource, address, requestId }) => {
@@ -80,8 +91,10 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, marker, 
     const consumed = await tx.tokens.consumeRefresh(tokenHash, now);
     if (!consumed) return undefined;
     const { token: old, granted } = consumed;
-    // Leaving `active` revoked the grant too: a token of this client's in force then is told why (`whyEnded`).
-    if (old.clientId === client.clientId && granted && granted.user.status !== 'active' && whyEnded(granted.user, { revokedAt: granted.grant.revokedAt, expiresAt: old.expiresAt }) === 'not_active') {
+    // Leaving `active` revoked the grant too: a token of this client's in force then is told why,
+    // a bound one only with its key (without it, what an active account's token is told).
+    if (endedWithAccount(old, granted, client)) {
+      checkBinding(old.dpopJkt, dpopJkt);
       throw new OAuthError('invalid_grant', ACCOUNT_NOT_ACTIVE);
     }
     if (!refreshableBy(old, granted, client, now)) throw new OAuthError('invalid_grant', INVALID);
