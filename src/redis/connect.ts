@@ -316,8 +316,15 @@ function afterLoopTime(ms: number, verdict: () => void): () => void {
   };
 }
 
-/** A script that writes nothing: a Redis pausing its writes does not answer it (`probe`). */
-const answersScripts = (client: Redis) => client.eval('return 1', 0);
+/**
+ * A script that writes nothing: a Redis pausing its writes does not answer it (`probe`). Its
+ * refusal (`refusedCommand`: a user without EVAL, ACL `-@scripting`) is an answer too: Redis
+ * serves, and refuses the limiter's scripts alike, which `sendUses` judges for that use alone,
+ * where taking it for no answer would keep every use on its fallback for ever.
+ */
+const answersScripts = (client: Redis) => client.eval('return 1', 0).catch((error: unknown) => {
+  if (refusedCommand(error) === undefined) throw error;
+});
 
 /** How long after an error answered to a new connection's probe it is sent again (`probe`). */
 const PROBE_AGAIN_MS = 1000;
