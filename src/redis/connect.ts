@@ -396,6 +396,12 @@ export class GuardedRedis {
     });
     // Without a listener an unreachable Redis would crash the process with an unhandled 'error'.
     this.client.on('error', (error: Error) => {
+      if (notReady(error)) {
+        // BUSY answers the handshake's SELECT too (`notReady`): Redis serves nothing yet, no
+        // database is refused. ioredis would go on, ready, on database 0: dropped, as below.
+        this.outage(error);
+        return this.drop();
+      }
       const refused = refusedSetting(error);
       if (refused === undefined) return this.outage(error);
       if (refused === 'credentials') {

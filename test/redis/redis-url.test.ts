@@ -507,3 +507,37 @@ test('a connection made again while Redis refuses the user its scripts (ACL -@sc
     admin.disconnect();
   }
 });
+
+test('a Redis BUSY with a script when a connection is made once running is logged as an outage, not as a database it does not have, and its database is used once the script ends', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  const busy = await scratchRedis('--busy-reply-threshold', '50');
+  const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  const looping = new Redis(`redis://127.0.0.1:${busy.port}`);
+  looping.on('error', () => {});
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  let shared: GuardedRedis | undefined;
+  let limiter: RedisRateLimiter | undefined;
+  try {
+    const loop = looping.eval('while true do end', 0).then(String, (error: Error) => error.message);
+    await until(() => /^BUSY/.test(busy.command('', 'PING')));
+    // BUSY answers the handshake's SELECT of database 1.
+    shared = new GuardedRedis(`redis://127.0.0.1:${busy.port}/1`, { logger, uses: REDIS_USES });
+    limiter = new RedisRateLimiter({ redis: shared });
+    await until(() => lines.length > 0);
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'counted in memory meanwhile');
+    busy.command('', 'SCRIPT', 'KILL');
+    assert.match(await loop, /Script killed/);
+    await until(() => limiter!.state() === 'redis');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'counted in Redis');
+    assert.match(busy.command('', 'INFO', 'keyspace'), /^# Keyspace\r?\ndb1:/, 'in database 1, none in database 0');
+    assert.deepEqual(lines, [
+      'warn: Redis unreachable; rate limits count in memory per instance and DPoP proofs are recorded in the database until it is back',
+      'info: Redis is reachable again',
+    ]);
+  } finally {
+    await limiter?.close();
+    shared?.close();
+    looping.disconnect();
+    await busy.stop();
+  }
+});
