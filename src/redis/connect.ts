@@ -164,11 +164,12 @@ function refusedCommand(error: unknown): Refusal | undefined {
 
 /**
  * Whether `error` is a replica's answer: `READONLY` to a write, or `MASTERDOWN` from one cut off
- * from its primary. At start REDIS_URL names a replica; running, a failover left the old primary
+ * from its primary, alone or, before Redis 7, inside a script's error (`ERR Error running script
+ * … -READONLY …`). At start REDIS_URL names a replica; running, a failover left the old primary
  * one, while REDIS_URL's name points at the new primary.
  */
 function answeredAsReplica(error: unknown): boolean {
-  return error instanceof Error && /^(?:READONLY|MASTERDOWN)\b/.test(error.message);
+  return error instanceof Error && /^(?:ERR Error running script\b.*?-)?(?:READONLY|MASTERDOWN)\b/s.test(error.message);
 }
 
 const ANSWERED_AS_REPLICA: Refusal = { what: 'REDIS_URL reaches a replica, which takes no writes', until: 'it reaches a primary', again: 'REDIS_URL reaches a primary again' };

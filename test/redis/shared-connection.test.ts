@@ -11,8 +11,9 @@ import { once } from 'node:events';
 import { type Server, type Socket, connect, createServer } from 'node:net';
 import { test } from 'node:test';
 import type { DpopReplayStore } from '../../src/core/oauth/ports.js';
+import { REDIS_USES } from '../../src/deps.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
-import { GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
+import { checkRedisDatabase, GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
 import { RedisReplayStore } from '../../src/replay/redis.js';
 import { holdEventLoop, redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
 import { TcpRelay } from '../support/relay.js';
@@ -675,5 +676,40 @@ test('a connection that is never made is given up after the connect timeout, log
   } finally {
     redis.close();
     await unaccepted.close();
+  }
+});
+
+test('a replica of Redis 6, whose scripts answer a write refused as ERR Error running script … -READONLY, is a replica: the start\'s check refuses it and, running, it is logged as one', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
+  // Answers as a Redis 6 replica does: a plain write READONLY, a script's write wrapped in the script's error.
+  const replica = createServer((socket) => {
+    socket.on('error', () => {});
+    let buffered = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      for (let parsed = parseCommand(buffered); parsed; parsed = parseCommand(buffered)) {
+        buffered = buffered.subarray(parsed.length);
+        const name = parsed.args[0]!.toUpperCase();
+        if (name === 'EVAL' || name === 'EVALSHA') {
+          socket.write('-ERR Error running script (call to f_0123456789abcdef0123456789abcdef01234567): @user_script:2: @user_script: 2: -READONLY You can\'t write against a read only replica.\r\n');
+        } else if (name === 'SET') socket.write('-READONLY You can\'t write against a read only replica.\r\n');
+        else socket.write('+OK\r\n');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => replica.listen(0, '127.0.0.1', resolve));
+  const url = `redis://127.0.0.1:${(replica.address() as { port: number }).port}`;
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const redis = new GuardedRedis(url, { logger, uses: REDIS_USES });
+  const limiter = new RedisRateLimiter({ redis, keyPrefix: uniqueKeyPrefix() });
+  try {
+    const checked = await checkRedisDatabase(url, REDIS_USES);
+    assert.equal(checked.outcome === 'refused' && checked.refused, 'replica');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+    assert.deepEqual(lines, ['warn: REDIS_URL reaches a replica, which takes no writes; rate limits count in memory per instance and DPoP proofs are recorded in the database until it reaches a primary']);
+  } finally {
+    await limiter.close();
+    redis.close();
+    await new Promise<void>((resolve) => replica.close(() => resolve()));
   }
 });
