@@ -207,9 +207,12 @@ export type RedisCheck =
  */
 export async function checkRedisDatabase(url: string, uses: readonly RedisUse[], timeoutMs = 1000, readyWithinMs = READY_WAIT_MS): Promise<RedisCheck> {
   const waitUntil = performance.now() + readyWithinMs;
-  for (;;) {
+  for (let loading = false; ; loading = true) {
     const checked = await checkOnce(url, uses, timeoutMs);
-    if (checked.outcome !== 'not ready' || performance.now() + NOT_READY_AGAIN_MS > waitUntil) return checked;
+    // A Redis loading its dataset serves its clients only between chunks of it: one answer slower
+    // than `timeoutMs` then is that, not Redis gone, and the check is not skipped for it.
+    const waiting = checked.outcome === 'not ready' || (loading && checked.outcome === 'unreachable');
+    if (!waiting || performance.now() + NOT_READY_AGAIN_MS > waitUntil) return checked;
     await new Promise((resolve) => setTimeout(resolve, NOT_READY_AGAIN_MS));
   }
 }
