@@ -164,11 +164,12 @@ function refusedCommand(error: unknown): Refusal | undefined {
 
 /**
  * Whether `error` is a replica's answer: `READONLY` to a write, or `MASTERDOWN` from one cut off
- * from its primary. At start REDIS_URL names a replica; running, a failover left the old primary
+ * from its primary, alone or, before Redis 7, inside a script's error (`ERR Error running script
+ * … -READONLY …`). At start REDIS_URL names a replica; running, a failover left the old primary
  * one, while REDIS_URL's name points at the new primary.
  */
 function answeredAsReplica(error: unknown): boolean {
-  return error instanceof Error && /^(?:READONLY|MASTERDOWN)\b/.test(error.message);
+  return error instanceof Error && /^(?:ERR Error running script\b.*?-)?(?:READONLY|MASTERDOWN)\b/s.test(error.message);
 }
 
 const ANSWERED_AS_REPLICA: Refusal = { what: 'REDIS_URL reaches a replica, which takes no writes', until: 'it reaches a primary', again: 'REDIS_URL reaches a primary again' };
@@ -206,9 +207,12 @@ export type RedisCheck =
  */
 export async function checkRedisDatabase(url: string, uses: readonly RedisUse[], timeoutMs = 1000, readyWithinMs = READY_WAIT_MS): Promise<RedisCheck> {
   const waitUntil = performance.now() + readyWithinMs;
-  for (;;) {
+  for (let loading = false; ; loading = true) {
     const checked = await checkOnce(url, uses, timeoutMs);
-    if (checked.outcome !== 'not ready' || performance.now() + NOT_READY_AGAIN_MS > waitUntil) return checked;
+    // A Redis loading its dataset serves its clients only between chunks of it: one answer slower
+    // than `timeoutMs` then is that, not Redis gone, and the check is not skipped for it.
+    const waiting = checked.outcome === 'not ready' || (loading && checked.outcome === 'unreachable');
+    if (!waiting || performance.now() + NOT_READY_AGAIN_MS > waitUntil) return checked;
     await new Promise((resolve) => setTimeout(resolve, NOT_READY_AGAIN_MS));
   }
 }
@@ -316,8 +320,15 @@ function afterLoopTime(ms: number, verdict: () => void): () => void {
   };
 }
 
-/** A script that writes nothing: a Redis pausing its writes does not answer it (`probe`). */
-const answersScripts = (client: Redis) => client.eval('return 1', 0);
+/**
+ * A script that writes nothing: a Redis pausing its writes does not answer it (`probe`). Its
+ * refusal (`refusedCommand`: a user without EVAL, ACL `-@scripting`) is an answer too: Redis
+ * serves, and refuses the limiter's scripts alike, which `sendUses` judges for that use alone,
+ * where taking it for no answer would keep every use on its fallback for ever.
+ */
+const answersScripts = (client: Redis) => client.eval('return 1', 0).catch((error: unknown) => {
+  if (refusedCommand(error) === undefined) throw error;
+});
 
 /** How long after an error answered to a new connection's probe it is sent again (`probe`). */
 const PROBE_AGAIN_MS = 1000;
@@ -389,6 +400,12 @@ export class GuardedRedis {
     });
     // Without a listener an unreachable Redis would crash the process with an unhandled 'error'.
     this.client.on('error', (error: Error) => {
+      if (notReady(error)) {
+        // BUSY answers the handshake's SELECT too (`notReady`): Redis serves nothing yet, no
+        // database is refused. ioredis would go on, ready, on database 0: dropped, as below.
+        this.outage(error);
+        return this.drop();
+      }
       const refused = refusedSetting(error);
       if (refused === undefined) return this.outage(error);
       if (refused === 'credentials') {

@@ -470,3 +470,74 @@ test('a permission Redis refuses one user of the shared connection sends only th
     admin.disconnect();
   }
 });
+
+test('a connection made again while Redis refuses the user its scripts (ACL -@scripting) sends only the limiter to its fallback: the replay cache goes back to Redis, the refusal is logged as such, not as an outage', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
+  const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  const admin = new Redis(withDatabase(12));
+  const { user, url } = await aclUser(admin);
+  const keyPrefix = uniqueKeyPrefix();
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const shared = new GuardedRedis(url, { logger, uses: REDIS_USES });
+  const limiter = new RedisRateLimiter({ redis: shared, keyPrefix });
+  const database: string[] = [];
+  const replay = new RedisReplayStore({ redis: shared, keyPrefix, fallback: { claim: async (key: string) => (database.push(key), true) } });
+  try {
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+    assert.equal(await admin.call('ACL', 'SETUSER', user, '-@scripting'), 'OK');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'refused, counted in memory');
+    // The connection is made again (a network blip, Redis's timeout for idle clients).
+    assert.equal(Number(await admin.call('CLIENT', 'KILL', 'USER', user)) >= 1, true);
+    await until(() => shared.isDegraded);
+    await until(() => !shared.isDegraded);
+    assert.equal(await replay.claim('after', T0 + 60_000, T0), true);
+    assert.deepEqual(database, [], 'the replay cache records in Redis');
+    assert.equal(await admin.exists(`${keyPrefix}after`), 1);
+    assert.equal(limiter.state(), 'degraded');
+    assert.deepEqual(lines.filter((line) => !line.startsWith('warn: Redis unreachable') && !line.startsWith('info: Redis is reachable again')), [
+      'warn: Redis refuses REDIS_URL\'s user the command EVALSHA; rate limits count in memory per instance until it allows it',
+    ]);
+  } finally {
+    await limiter.close();
+    await replay.close();
+    shared.close();
+    await admin.call('ACL', 'DELUSER', user);
+    const keys = await admin.keys(`${keyPrefix}*`);
+    if (keys.length > 0) await admin.del(...keys);
+    admin.disconnect();
+  }
+});
+
+test('a Redis BUSY with a script when a connection is made once running is logged as an outage, not as a database it does not have, and its database is used once the script ends', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  const busy = await scratchRedis('--busy-reply-threshold', '50');
+  const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  const looping = new Redis(`redis://127.0.0.1:${busy.port}`);
+  looping.on('error', () => {});
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  let shared: GuardedRedis | undefined;
+  let limiter: RedisRateLimiter | undefined;
+  try {
+    const loop = looping.eval('while true do end', 0).then(String, (error: Error) => error.message);
+    await until(() => /^BUSY/.test(busy.command('', 'PING')));
+    // BUSY answers the handshake's SELECT of database 1.
+    shared = new GuardedRedis(`redis://127.0.0.1:${busy.port}/1`, { logger, uses: REDIS_USES });
+    limiter = new RedisRateLimiter({ redis: shared });
+    await until(() => lines.length > 0);
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'counted in memory meanwhile');
+    busy.command('', 'SCRIPT', 'KILL');
+    assert.match(await loop, /Script killed/);
+    await until(() => limiter!.state() === 'redis');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'counted in Redis');
+    assert.match(busy.command('', 'INFO', 'keyspace'), /^# Keyspace\r?\ndb1:/, 'in database 1, none in database 0');
+    assert.deepEqual(lines, [
+      'warn: Redis unreachable; rate limits count in memory per instance and DPoP proofs are recorded in the database until it is back',
+      'info: Redis is reachable again',
+    ]);
+  } finally {
+    await limiter?.close();
+    shared?.close();
+    looping.disconnect();
+    await busy.stop();
+  }
+});

@@ -11,8 +11,9 @@ import { once } from 'node:events';
 import { type Server, type Socket, connect, createServer } from 'node:net';
 import { test } from 'node:test';
 import type { DpopReplayStore } from '../../src/core/oauth/ports.js';
+import { REDIS_USES } from '../../src/deps.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
-import { GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
+import { checkRedisDatabase, GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
 import { RedisReplayStore } from '../../src/replay/redis.js';
 import { holdEventLoop, redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
 import { TcpRelay } from '../support/relay.js';
@@ -252,24 +253,18 @@ class HandshakeOnlyRedis {
     socket.on('error', () => {});
     const connection = this.commands.push(0) - 1;
     this.names.push([]);
-    let buffered = Buffer.alloc(0);
-    socket.on('data', (chunk: Buffer) => {
-      buffered = Buffer.concat([buffered, chunk]);
-      for (let parsed = parseCommand(buffered); parsed; parsed = parseCommand(buffered)) {
-        buffered = buffered.subarray(parsed.length);
-        const name = parsed.args[0]!.toUpperCase();
-        if (name === 'HELLO') socket.write('-NOPROTO this server speaks RESP2 only\r\n');
-        else if (name === 'CLIENT') socket.write('+OK\r\n');
-        else if (name === 'INFO') socket.write(bulk(`# Server\r\nloading:${this.loading ? 1 : 0}\r\n`));
-        else if (this.loading) {
-          this.loadingAnswers += 1;
-          socket.write('-LOADING Redis is loading the dataset in memory\r\n');
-        } else {
-          this.commands[connection]! += 1;
-          this.names[connection]!.push(name);
-          if (this.answering) socket.write('+PONG\r\n');
-          else this.held.set(socket, (this.held.get(socket) ?? 0) + 1);
-        }
+    onCommands(socket, (name) => {
+      if (name === 'HELLO') socket.write('-NOPROTO this server speaks RESP2 only\r\n');
+      else if (name === 'CLIENT') socket.write('+OK\r\n');
+      else if (name === 'INFO') socket.write(bulk(`# Server\r\nloading:${this.loading ? 1 : 0}\r\n`));
+      else if (this.loading) {
+        this.loadingAnswers += 1;
+        socket.write('-LOADING Redis is loading the dataset in memory\r\n');
+      } else {
+        this.commands[connection]! += 1;
+        this.names[connection]!.push(name);
+        if (this.answering) socket.write('+PONG\r\n');
+        else this.held.set(socket, (this.held.get(socket) ?? 0) + 1);
       }
     });
   }
@@ -299,6 +294,18 @@ class HandshakeOnlyRedis {
 
 function bulk(text: string): string {
   return `$${Buffer.byteLength(text)}\r\n${text}\r\n`;
+}
+
+/** Calls `command` with the name (in capitals) of each RESP command `socket` receives, in order. */
+function onCommands(socket: Socket, command: (name: string) => void): void {
+  let buffered = Buffer.alloc(0);
+  socket.on('data', (chunk: Buffer) => {
+    buffered = Buffer.concat([buffered, chunk]);
+    for (let parsed = parseCommand(buffered); parsed; parsed = parseCommand(buffered)) {
+      buffered = buffered.subarray(parsed.length);
+      command(parsed.args[0]!.toUpperCase());
+    }
+  });
 }
 
 /** One RESP command (an array of bulk strings) from the start of `buffer`, or undefined until it is whole. */
@@ -675,5 +682,60 @@ test('a connection that is never made is given up after the connect timeout, log
   } finally {
     redis.close();
     await unaccepted.close();
+  }
+});
+
+test('a replica of Redis 6, whose scripts answer a write refused as ERR Error running script … -READONLY, is a replica: the start\'s check refuses it and, running, it is logged as one', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
+  // Answers as a Redis 6 replica does: a plain write READONLY, a script's write wrapped in the script's error.
+  const replica = createServer((socket) => {
+    socket.on('error', () => {});
+    onCommands(socket, (name) => {
+      if (name === 'EVAL' || name === 'EVALSHA') {
+        socket.write('-ERR Error running script (call to f_0123456789abcdef0123456789abcdef01234567): @user_script:2: @user_script: 2: -READONLY You can\'t write against a read only replica.\r\n');
+      } else if (name === 'SET') socket.write('-READONLY You can\'t write against a read only replica.\r\n');
+      else socket.write('+OK\r\n');
+    });
+  });
+  await new Promise<void>((resolve) => replica.listen(0, '127.0.0.1', resolve));
+  const url = `redis://127.0.0.1:${(replica.address() as { port: number }).port}`;
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const redis = new GuardedRedis(url, { logger, uses: REDIS_USES });
+  const limiter = new RedisRateLimiter({ redis, keyPrefix: uniqueKeyPrefix() });
+  try {
+    const checked = await checkRedisDatabase(url, REDIS_USES);
+    assert.equal(checked.outcome === 'refused' && checked.refused, 'replica');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+    assert.deepEqual(lines, ['warn: REDIS_URL reaches a replica, which takes no writes; rate limits count in memory per instance and DPoP proofs are recorded in the database until it reaches a primary']);
+  } finally {
+    await limiter.close();
+    redis.close();
+    await new Promise<void>((resolve) => replica.close(() => resolve()));
+  }
+});
+
+test('a Redis LOADING at start that then misses one check\'s time is still waited for and checked, not taken for gone: the check is not skipped', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
+  // The first connection is answered LOADING, the second not at all (Redis between chunks of its
+  // dataset), the ones after as a replica, which the check refuses.
+  const sockets: Socket[] = [];
+  const server = createServer((socket) => {
+    socket.on('error', () => {});
+    const connection = sockets.push(socket);
+    onCommands(socket, (name) => {
+      if (connection === 2) return;
+      if (name === 'CLIENT') socket.write('+OK\r\n');
+      else if (connection === 1) socket.write('-LOADING Redis is loading the dataset in memory\r\n');
+      else if (name === 'SET') socket.write('-READONLY You can\'t write against a read only replica.\r\n');
+      else socket.write(':1\r\n');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const checked = await checkRedisDatabase(`redis://127.0.0.1:${(server.address() as { port: number }).port}`, REDIS_USES);
+    assert.equal(checked.outcome === 'refused' && checked.refused, 'replica', JSON.stringify(checked));
+    assert.equal(sockets.length, 3);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 });
