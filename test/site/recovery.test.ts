@@ -11,9 +11,10 @@ import { after, before, test } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
 import { createAccount, setAccountStatus, updateProfile } from '../../src/core/accounts/accounts.js';
 import { generateToken, hashSecret } from '../../src/core/credentials/formats.js';
+import { AccountUnusableError } from '../../src/core/errors.js';
 import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
-import { EMAIL_MAX_LENGTH, VERIFY_LINK_MS, VERIFY_MAILS_PER_ACCOUNT, VERIFY_MAILS_PER_ADDRESS, checkEmailAddress } from '../../src/core/accounts/email.js';
+import { EMAIL_MAX_LENGTH, VERIFY_LINK_MS, changeEmail, VERIFY_MAILS_PER_ACCOUNT, VERIFY_MAILS_PER_ADDRESS, checkEmailAddress } from '../../src/core/accounts/email.js';
 import { RESET_LINK_MS, RESET_MAILS_PER_ACCOUNT, RESET_REQUESTS_PER_ADDRESS, RESET_WINDOW_SECONDS } from '../../src/core/accounts/password-reset.js';
 import { PASSWORD_HASHES_AT_ONCE, PASSWORD_HASHES_WAITING, passwordHashQueue } from '../../src/core/accounts/passwords.js';
 import type { User } from '../../src/core/accounts/ports.js';
@@ -268,6 +269,38 @@ forEachDatabase('e-mail and the way back in', (database) => {
     await verifiedAddress(t, newBrowser, email);
     assert.equal((await t.deps.stores.memberEmails.find(newcomer.id))?.verifiedAt !== null, true, 'the address is verified on the new account');
     assert.deepEqual(await t.deps.stores.memberEmails.verifiedOwners(email), [newcomer.id], 'and on no other');
+  });
+
+  test('an address change racing the member\'s own deletion leaves no address: the address, its link and its mails are written only for an active account, which the deletion waits for or sees', async () => {
+    const { user, visitor } = await verifiedMember();
+    // The limits would let 5 changes through; the race needs many, from pages read before the deletion.
+    const deps = { ...t.deps, limiter: { ...t.deps.limiter, hit: async () => ({ allowed: true, limit: 1000, remaining: 1000, resetAt: 0 }) } };
+    const changes: Array<Promise<unknown>> = [];
+    let deleted = false;
+    const deletion = visitor.post('/settings/account/delete', { confirm: 'yes', password: PASSWORD }).finally(() => { deleted = true; });
+    // Changes from the deletion's start to past its end, a few at a time, as many tabs would send them.
+    for (let i = 0; i < 40 || (!deleted && i < 400); i += 1) {
+      changes.push(changeEmail(deps, user, address(), { address: '192.0.2.7' }, 'en').catch((error: unknown) => {
+        if (!(error instanceof AccountUnusableError)) throw error;
+      }));
+      await setTimeout(5);
+    }
+    assert.equal((await deletion).status, 303);
+    await Promise.all(changes);
+    const { db } = t.deps.database;
+    assert.deepEqual(await db.selectFrom('member_emails').select('address').where('user_id', '=', user.id).execute(), [], 'no address row');
+    assert.deepEqual(await db.selectFrom('email_links').select('purpose').where('user_id', '=', user.id).execute(), [], 'no link');
+    assert.deepEqual(await db.selectFrom('mail_outbox').select('recipient').where('user_id', '=', user.id).execute(), [], 'no mail');
+  });
+
+  test('a nickname, bio or avatar saved as the member deletes the account is not kept: the profile is written only for an active account', async () => {
+    const { user, visitor } = await member();
+    assert.equal((await visitor.post('/settings/account/delete', { confirm: 'yes', password: PASSWORD })).status, 303);
+    // The forms read the account before the deletion and write after it.
+    await assert.rejects(updateProfile(t.deps.stores, t.clock, user.id, { nickname: 'Still here', bio: 'my bio' }), AccountUnusableError);
+    assert.equal(await t.deps.stores.users.setAvatar(user.id, 'image/png', new Uint8Array([1, 2, 3]), t.clock.now()), false);
+    const after = await t.deps.stores.users.findById(user.id);
+    assert.deepEqual([after?.nickname, after?.bio, await t.deps.stores.users.findAvatar(user.id)], [user.username, '', undefined]);
   });
 
   test('a verification link of an account staff suspended, banned or deleted verifies nothing and says it cannot be used, in the reader\'s language; the change it was for is dropped, and the account made active again does not bring it back', async () => {

@@ -58,8 +58,7 @@ export async function deleteAccount(
     await tx.secondFactors.removeTotp(user.id);
     for (const passkey of await tx.passkeys.listForUser(user.id)) await tx.passkeys.remove(user.id, passkey.credentialId);
     await tx.pendingSignIns.cancelForUser(user.id, now);
-    await tx.users.updateProfile(user.id, { bio: '', nickname: null }, now);
-    await tx.users.removeAvatar(user.id);
+    await tx.users.eraseProfile(user.id, now);
     await tx.memberEmails.erase(user.id);
     await tx.mailOutbox.eraseForUser(user.id);
     return deactivated;

@@ -284,7 +284,8 @@ export async function updateProfile(stores: Stores, clock: Clock, userId: number
     ...(language !== undefined ? { language } : {}),
     ...(timeZone !== undefined ? { timeZone } : {}),
   };
-  await stores.users.updateProfile(userId, changes, clock.now());
+  // A deletion racing the form has erased the profile: nothing is written after it.
+  if (!(await stores.users.updateProfile(userId, changes, clock.now()))) throw new AccountUnusableError(`account ${userId} is not active; only an active account can change its profile`);
   return changes;
 }
 

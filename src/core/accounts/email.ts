@@ -8,7 +8,7 @@ import { createHmac } from 'node:crypto';
 import { domainToASCII, domainToUnicode } from 'node:url';
 import { siteUrls } from '../urls.js';
 import { constantTimeEqual, generateOpaqueId, hashSecret } from '../credentials/formats.js';
-import { InputError } from '../errors.js';
+import { AccountUnusableError, InputError } from '../errors.js';
 import { DEFAULT_LOCALE, type Locale } from '../locales.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { Stores } from '../stores.js';
@@ -193,6 +193,10 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
     if (!hit.allowed) return { ...throttled(hit, now), byAddress };
   }
   const { asked, cancelled } = await deps.stores.transaction(async (tx) => {
+    // The address, its link and its mails are written only for an active account, which the
+    // member's own deletion then waits for, or they wait for it and see it: written after its
+    // erase, they would keep the address of an account that is gone.
+    if (!(await tx.users.holdActive(user.id))) throw new AccountUnusableError(`account "${user.username}" is not active; only an active account can give an e-mail address`);
     const { email: row, changeStarted } = await tx.memberEmails.set(user.id, address, pageLocale, deps.clock.now());
     const locale = mailLocale(user, pageLocale);
     await mailVerificationLink(deps, tx, user, address, locale);

@@ -77,19 +77,31 @@ export interface UserStore {
    * `from`: only an account in that status changes (one conditional write); `undefined` otherwise.
    */
   setStatus(id: number, status: UserStatus, now: Instant, from?: UserStatus): Promise<User | undefined>;
-  /** Changes the profile fields given and moves `updatedAt`; returns whether the user exists. */
+  /**
+   * Changes the profile fields given and moves `updatedAt`, only while the account is active (in
+   * the same write, so a nickname saved as the member deletes the account is not kept after the
+   * deletion's erase); returns whether it changed.
+   */
   updateProfile(id: number, changes: ProfileChanges, now: Instant): Promise<boolean>;
+  /**
+   * Whether the account is active, holding its row (PostgreSQL `FOR SHARE`) until the transaction
+   * ends: a status change racing the transaction waits for it, or it for the change, so what the
+   * transaction writes for an active account is seen by a deletion's erase. Inside a transaction only.
+   */
+  holdActive(id: number): Promise<boolean>;
+  /** Clears the nickname, bio and avatar, whatever the status (the member's own deletion). */
+  eraseProfile(id: number, now: Instant): Promise<void>;
   /** Replaces the password hash; returns whether the user exists. */
   setPasswordHash(id: number, passwordHash: string, now: Instant): Promise<boolean>;
   /** Up to `limit` users with an id above `afterId` (0: from the first), by id; of one status when given. */
   list(options: { afterId: number; limit: number; status?: UserStatus }): Promise<User[]>;
   /**
    * Stores the image as given, already encoded anew (`checkAvatarUpload`), and moves the
-   * user's `updatedAt`, which versions the avatar's address on pages.
+   * user's `updatedAt`, which versions the avatar's address on pages, only while the account is
+   * active (a deletion's erase waits for it, or it sees the deletion); returns whether it stored it.
    */
-  setAvatar(userId: number, contentType: string, image: Uint8Array, now: Instant): Promise<void>;
+  setAvatar(userId: number, contentType: string, image: Uint8Array, now: Instant): Promise<boolean>;
   findAvatar(userId: number): Promise<Avatar | undefined>;
-  removeAvatar(userId: number): Promise<void>;
 }
 
 export interface Session {

@@ -17,7 +17,7 @@ import {
   deactivateClient, deletePreviousClientSecret, findOwnedClient, livePreviousSecret, registerClient, rotateClientSecret, setRequirePushedRequests, unreviewedNameRule, updateClientDetails,
   updateLogoutUris, updateRedirectUris,
 } from '../../core/oauth/clients.js';
-import { InputError, OAuthError, type Words, checkAll } from '../../core/errors.js';
+import { AccountUnusableError, InputError, OAuthError, type Words, checkAll } from '../../core/errors.js';
 import { ONE_TIME_SECRET_MS, type OneTimeTarget, stashSecret, takeSecret } from '../../core/credentials/one-time-secrets.js';
 import { checkPersonalTokenRequest, createPersonalToken } from '../../core/credentials/personal-tokens.js';
 import { deleteAccount } from '../../core/accounts/account-deletion.js';
@@ -271,7 +271,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     try {
       if (problem) throw InputError.of([problem]);
       const avatar = await checkAvatarUpload(image ?? new Uint8Array(), images);
-      await stores.users.setAvatar(user.id, avatar.contentType, avatar.image, clock.now());
+      if (!(await stores.users.setAvatar(user.id, avatar.contentType, avatar.image, clock.now()))) throw new AccountUnusableError(`account "${user.username}" is not active; only an active account can have an avatar`);
       return reply.redirect('/settings/profile?notice=avatar', 303);
     } catch (error) {
       return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, { errors: formErrors(error), siteTimeZone }), 400);

@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, PostgresAdapter, type Selectable, sql } from 'kysely';
 import { ConflictError } from '../../../core/errors.js';
 import type { Avatar, NewUser, ProfileChanges, User, UserStatus, UserStore } from '../../../core/accounts/ports.js';
 import { isLocale } from '../../../core/locales.js';
@@ -30,7 +30,11 @@ export function toUser(row: Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[n
 const userById = (db: Kysely<Database>) => db.selectFrom('users').select(USER_COLUMNS).where('id', '=', 0);
 
 export class KyselyUserStore implements UserStore {
-  constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
+  private readonly postgres: boolean;
+
+  constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {
+    this.postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  }
 
   async create(user: NewUser, now: Instant): Promise<User> {
     try {
@@ -93,8 +97,20 @@ export class KyselyUserStore implements UserStore {
       ...(changes.language !== undefined ? { language: changes.language } : {}),
       ...(changes.timeZone !== undefined ? { time_zone: changes.timeZone } : {}),
       updated_at: now,
-    }).where('id', '=', id).executeTakeFirst();
+    }).where('id', '=', id).where('status', '=', 'active').executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
+  }
+
+  async holdActive(id: number): Promise<boolean> {
+    const query = this.db.selectFrom('users').select('id').where('id', '=', id).where('status', '=', 'active');
+    // SQLite runs one transaction at a time: its read is already the status the writes go with.
+    const row = await (this.postgres ? query.forShare() : query).executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async eraseProfile(id: number, now: Instant): Promise<void> {
+    await this.db.updateTable('users').set({ bio: '', nickname: null, updated_at: now }).where('id', '=', id).execute();
+    await this.db.deleteFrom('avatars').where('user_id', '=', id).execute();
   }
 
   async setPasswordHash(id: number, passwordHash: string, now: Instant): Promise<boolean> {
@@ -110,21 +126,21 @@ export class KyselyUserStore implements UserStore {
     return rows.map(toUser);
   }
 
-  async setAvatar(userId: number, contentType: string, image: Uint8Array, now: Instant): Promise<void> {
-    await inTransaction(this.db, async (trx) => {
+  async setAvatar(userId: number, contentType: string, image: Uint8Array, now: Instant): Promise<boolean> {
+    return inTransaction(this.db, async (trx) => {
+      // The pages address the avatar by this version: a new image is a new address, never a
+      // cached old one. Written first, while the account is active: the row stays locked until
+      // the image is in, so a deletion racing the upload erases it or is seen here.
+      const active = await trx.updateTable('users').set({ updated_at: now }).where('id', '=', userId).where('status', '=', 'active').executeTakeFirst();
+      if (Number(active.numUpdatedRows) !== 1) return false;
       // Checked: the core had it encoded anew (`checkAvatarUpload`), so the data step of the
       // avatar migrations (`reencode-stored-avatars.ts`) passes it by.
       const values = { content_type: contentType, image, updated_at: now, metadata_checked: now };
       await trx.insertInto('avatars').values({ user_id: userId, ...values })
         .onConflict((oc) => oc.column('user_id').doUpdateSet(values))
         .execute();
-      // The pages address the avatar by this version: a new image is a new address, never a cached old one.
-      await trx.updateTable('users').set({ updated_at: now }).where('id', '=', userId).execute();
+      return true;
     });
-  }
-
-  async removeAvatar(userId: number): Promise<void> {
-    await this.db.deleteFrom('avatars').where('user_id', '=', userId).execute();
   }
 
   async findAvatar(userId: number): Promise<Avatar | undefined> {
