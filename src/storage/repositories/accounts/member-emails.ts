@@ -114,14 +114,20 @@ export class KyselyMemberEmailStore implements MemberEmailStore, MailRecipientSt
     await this.keepOutcome(userId, to, null);
   }
 
-  /** Writes `code` on the account's address and pending address whose key is `to`'s, in one statement. */
+  /**
+   * Writes `code` on the account's address and pending address whose key is `to`'s, in one
+   * statement; an accepted mail (`code` null) writes only a row that holds a refusal to clear, so
+   * the mails that go through, nearly all of them, leave the row alone.
+   */
   private async keepOutcome(userId: number, to: string, code: number | null): Promise<void> {
     const key = emailKey(to);
     await this.db.updateTable('member_emails').set({
       refusal_code: sql`case when address_key = ${key} then ${code} else refusal_code end`,
       pending_refusal_code: sql`case when pending_address_key = ${key} then ${code} else pending_refusal_code end`,
     }).where('user_id', '=', userId)
-      .where((eb) => eb.or([eb('address_key', '=', key), eb('pending_address_key', '=', key)]))
+      .where((eb) => code === null
+        ? eb.or([eb.and([eb('address_key', '=', key), eb('refusal_code', 'is not', null)]), eb.and([eb('pending_address_key', '=', key), eb('pending_refusal_code', 'is not', null)])])
+        : eb.or([eb('address_key', '=', key), eb('pending_address_key', '=', key)]))
       .execute();
   }
 
