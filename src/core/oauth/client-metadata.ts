@@ -155,11 +155,20 @@ function cacheSeconds(cacheControl: string | undefined): number {
 }
 
 /** The app a valid document describes. */
-interface DocumentClient {
+interface DescribedApp {
   name: string;
   homepageUrl: string;
   redirectUris: string[];
   postLogoutRedirectUris: string[];
+}
+
+/**
+ * A kept document's app, with whether its name claims the site's trust (`trustClaimCheck`),
+ * weighed once when the document is read: the check walks every look-alike table, about as
+ * much CPU as the rest of a code flow, and its answer changes only with the document.
+ */
+interface DocumentClient extends DescribedApp {
+  claimsSiteTrust: boolean;
 }
 
 /**
@@ -230,7 +239,7 @@ function subsetOf(document: Record<string, unknown>, field: string, allowed: rea
  * `redirect_uris` by the rules of apps registered on the site, a public client (no secret; the
  * only authentication method `none`), and only the grants this service has.
  */
-function parseClientDocument(clientId: string, fetched: FetchedDocument & { ok: true }, settings: ClientMetadataSettings): DocumentClient {
+function parseClientDocument(clientId: string, fetched: FetchedDocument & { ok: true }, settings: ClientMetadataSettings): DescribedApp {
   if (fetched.status !== 200) {
     const redirect = fetched.status >= 300 && fetched.status < 400 ? ' (redirects are not followed)' : '';
     throw new ClientDocumentError(`The client ID metadata document at ${clientId} answered HTTP ${fetched.status}${redirect}; it must answer 200.`);
@@ -275,7 +284,7 @@ function parseClientDocument(clientId: string, fetched: FetchedDocument & { ok: 
 }
 
 /** Whether the stored row `stored` holds what the document says now (what `saveDescribed` would write). */
-function rowDescribes(stored: Client, described: DocumentClient): boolean {
+function rowDescribes(stored: Client, described: DescribedApp): boolean {
   const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((v, i) => v === b[i]);
   return stored.name === described.name && stored.homepageUrl === described.homepageUrl
     && same(stored.redirectUris, described.redirectUris) && same(stored.postLogoutRedirectUris, described.postLogoutRedirectUris);
@@ -379,7 +388,7 @@ export class ClientMetadataDocuments {
     };
     // Nobody at the site answers for the name a document gives (`unreviewedNameRule`): one that
     // claims the site's trust names no app, unless staff verified the app with it.
-    if (client.verifiedAt === null && (await trustClaimCheck())(described.name, this.siteNames).length > 0) {
+    if (client.verifiedAt === null && described.claimsSiteTrust) {
       throw new ClientDocumentError(`The client ID metadata document at ${clientId} is not valid: client_name must not claim this site's trust: no check mark, no word such as Verified or Official, and not the site's own name alone or with words that make it the site's own service.`);
     }
     if (describedAsStored && now - stored.updatedAt < DOCUMENT_CLIENT_REFRESH_MS) currentRows.add(client);
@@ -469,7 +478,8 @@ export class ClientMetadataDocuments {
       await sleep(Math.max(0, started + DOCUMENT_FETCH_TIMEOUT_MS - performance.now()));
       throw new ClientDocumentError(`The client ID metadata document at ${clientId} could not be fetched: no answer within ${DOCUMENT_FETCH_TIMEOUT_MS / 1000} s from a server this service may reach.`);
     }
-    const client = parseClientDocument(clientId, fetched, this.settings);
+    const described = parseClientDocument(clientId, fetched, this.settings);
+    const client = { ...described, claimsSiteTrust: (await trustClaimCheck())(described.name, this.siteNames).length > 0 };
     const seconds = cacheSeconds(fetched.cacheControl);
     this.cache.set(clientId, { client, expiresAt: this.clock.now() + seconds * 1000 });
     while (this.cache.size > DOCUMENT_CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
