@@ -456,6 +456,26 @@ interface FoldedCharacter {
 }
 
 /**
+ * Letters folded so far (`foldedLetter`), at most `FOLDED_LETTERS_KEPT`, the oldest let go first:
+ * a skeleton runs unhomoglyph's table, one pattern of thousands of alternatives, twice a letter,
+ * which made reading one app name cost 200-540 µs, and names draw on few letters.
+ */
+const foldedLetters = new Map<string, string>();
+const FOLDED_LETTERS_KEPT = 4096;
+
+/** The letters `lower` reads as: its skeleton's, read again as a small one, marks dropped. */
+function foldedLetter(lower: string, tables: LookAlikeTables): string {
+  let parts = foldedLetters.get(lower);
+  if (parts === undefined) {
+    // The skeleton of a letter may be a capital (Lisu ꓟ as M), itself read again as a small one (m as rn).
+    parts = skeleton(skeleton(lower, tables).toLowerCase(), tables).replace(/\p{M}/gu, '').toLowerCase();
+    if (foldedLetters.size >= FOLDED_LETTERS_KEPT) foldedLetters.delete(foldedLetters.keys().next().value!);
+    foldedLetters.set(lower, parts);
+  }
+  return parts;
+}
+
+/**
  * `text` folded by NFKC, Traditional to Simplified Chinese and letter case, rid of spaces,
  * punctuation and symbols (which may part a name's letters: "社 区", "C.o.m.m.u.n.i.t.y") but
  * remembering where they were; a letter outside East Asian scripts as its skeleton without marks,
@@ -478,8 +498,7 @@ function foldedCharacters(text: string, tables: LookAlikeTables): FoldedCharacte
     }
     const lower = (SMALL_CAPITALS[character] ?? character).toLowerCase();
     const capital = lower !== character;
-    // The skeleton of a letter may be a capital (Lisu ꓟ as M), itself read again as a small one (m as rn).
-    const parts = EAST_ASIAN.test(character) ? lower : skeleton(skeleton(lower, tables).toLowerCase(), tables).replace(/\p{M}/gu, '').toLowerCase();
+    const parts = EAST_ASIAN.test(character) ? lower : foldedLetter(lower, tables);
     // A letter drawn as punctuation parts words as the punctuation does: the Lisu tone mark ꓸ is a
     // dot, the modifier letters ʻ ˈ ʼ are apostrophes ("Communityꓸhub" reads as "Community.hub").
     // A modifier letter left as it is (ˌ) is a mark of speech, no letter of a word either.
@@ -863,8 +882,21 @@ function namesSite(folded: readonly FoldedCharacter[], siteNames: readonly strin
 
 /** `text` as `foldedCharacters` reads it, in one string. */
 function foldedForm(text: string, tables: LookAlikeTables): string {
-  return foldedCharacters(text, tables).map(({ character }) => character).join('');
+  let form = foldedForms.get(text);
+  if (form === undefined) {
+    form = foldedCharacters(text, tables).map(({ character }) => character).join('');
+    if (foldedForms.size >= FOLDED_FORMS_KEPT) foldedForms.delete(foldedForms.keys().next().value!);
+    foldedForms.set(text, form);
+  }
+  return form;
 }
+
+/**
+ * The forms `foldedForm` gave, at most `FOLDED_FORMS_KEPT`, the oldest let go first: it folds the
+ * site's names and the claim words, the same few texts for every name read.
+ */
+const foldedForms = new Map<string, string>();
+const FOLDED_FORMS_KEPT = 1024;
 
 /**
  * Symbols that read as the check mark sites set beside what they verified: check marks (✓ ✔ 🗸
