@@ -1353,6 +1353,17 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.sessions.findLive(idHash, T0 + 3), undefined);
   });
 
+  test('a session\'s last-seen time only moves forward: a later touch then an earlier one (another instance\'s, or a slow request\'s) leaves the later time', async () => {
+    const user = await newUser();
+    const idHash = unique('s');
+    await stores.sessions.create({ idHash, userId: user.id, authTime: T0, expiresAt: T0 + 60 * MINUTE }, T0);
+    const lastSeen = async () => (await stores.sessions.findLive(idHash, T0))?.session.lastSeenAt;
+    await stores.sessions.touch(idHash, T0 + 2 * MINUTE);
+    assert.equal(await lastSeen(), T0 + 2 * MINUTE);
+    await stores.sessions.touch(idHash, T0 + MINUTE);
+    assert.equal(await lastSeen(), T0 + 2 * MINUTE, 'not set back');
+  });
+
   // ---- Back-channel logout deliveries (INTERFACE section 5) ----------------------------------
 
   const LEASE = MINUTE;

@@ -12,9 +12,14 @@ export function isIdle(session: Pick<Session, 'lastSeenAt'>, now: Instant): bool
   return now - session.lastSeenAt >= SESSION_IDLE_MS;
 }
 
-/** Activity is recorded to the minute, so a busy browser writes once a minute at most. */
+/**
+ * Activity is recorded to the minute, so a busy browser writes once a minute at most. A session
+ * seen later than `now` (a clock set back, or another instance's ahead) is not touched: the store
+ * moves the time only forward, so that write would change nothing, and the session read again each
+ * request would make it at each one until the clock caught up.
+ */
 export function needsTouch(session: Pick<Session, 'lastSeenAt'>, now: Instant): boolean {
-  return now - session.lastSeenAt >= LAST_USED_RESOLUTION_MS || now < session.lastSeenAt;
+  return now - session.lastSeenAt >= LAST_USED_RESOLUTION_MS;
 }
 
 /**
