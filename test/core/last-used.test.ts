@@ -1,12 +1,18 @@
 /**
- * When "last used" is written (docs/api.md, "Last use"): `UsageRecorder`'s rules for tokens, and
- * `needsTouch`'s for sessions. Plain logic; the HTTP behaviour is in test/api/last-used.test.ts.
+ * When "last used" is written (docs/api.md, "Last use"): `UsageRecorder`'s rules for tokens,
+ * `needsTouch`'s for sessions and `prepareTokens`' for a grant at the token endpoint. Plain logic;
+ * the HTTP behaviour is in test/api/last-used.test.ts.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { type Bearer, UsageRecorder } from '../../src/core/api/bearer.js';
 import { needsTouch } from '../../src/core/accounts/sessions.js';
 import type { User } from '../../src/core/accounts/ports.js';
+import type { Client, Grant } from '../../src/core/oauth/ports.js';
+import type { KeySet } from '../../src/core/oidc/key-ring.js';
+import { TokenMarker } from '../../src/core/credentials/token-marks.js';
+import { prepareTokens } from '../../src/core/oauth/tokens/issue.js';
 import type { Stores } from '../../src/core/stores.js';
 
 const T0 = Date.UTC(2026, 10, 22, 0, 0, 0);
@@ -72,12 +78,28 @@ test('a use whose write failed is written by the next use; while a write is in f
   assert.equal(recorder.due(access(7), T0 + 3), false, 'once written, the next is a minute on');
 });
 
-test('a clock set back writes once, then once a minute counted from the earlier time, not at each use while it is behind', async () => {
+test('a token used while the clock is behind the time last written (set back) writes nothing until a minute past that time: the store keeps the later one', async () => {
   const recorder = new UsageRecorder();
   const { stores, written } = writes();
   await recorder.record(stores, access(7), T0 + 60 * MINUTE);
-  for (const at of [T0, T0 + 1, T0 + 30_000, T0 + MINUTE]) await recorder.record(stores, access(7), at);
-  assert.deepEqual(written.map(([, , at]) => at), [T0 + 60 * MINUTE, T0, T0 + MINUTE]);
+  for (const at of [T0, T0 + 1, T0 + 30_000, T0 + MINUTE, T0 + 61 * MINUTE - 1, T0 + 61 * MINUTE]) await recorder.record(stores, access(7), at);
+  assert.deepEqual(written.map(([, , at]) => at), [T0 + 60 * MINUTE, T0 + 61 * MINUTE]);
+});
+
+test('a token request on a grant last used later than the clock (set back, or another instance\'s ahead) does not touch the grant until a minute past that time', async () => {
+  const grant: Grant = {
+    id: 7, userId: 1, clientId: 'app', scope: 'profile:read', nonce: null, authTime: T0, createdAt: T0, lastUsedAt: T0 + 60 * MINUTE,
+    revokedAt: null, revokedReason: null, sid: null, amr: null, resource: null,
+  };
+  const settings = { baseUrl: 'https://id.example', siteTimeZone: 'UTC', accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 86_400 };
+  // No `openid` in the scope: no id_token, so no signing key is read.
+  const signing = { keys: {} as KeySet, marker: new TokenMarker(randomBytes(32)) };
+  const touches = async (now: number) => (await prepareTokens(now, settings, signing, {
+    grant, user: {} as User, client: { clientId: 'app' } as Client, accessScope: grant.scope, refreshScope: grant.scope, nonce: null, dpopJkt: null, resource: null,
+  })).touchGrant;
+  assert.equal(await touches(T0), false);
+  assert.equal(await touches(T0 + 61 * MINUTE - 1), false);
+  assert.equal(await touches(T0 + 61 * MINUTE), true);
 });
 
 test('a session seen later than the clock (set back, or another instance\'s ahead) is not touched until a minute past that time', () => {

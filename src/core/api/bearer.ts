@@ -14,7 +14,7 @@ import type { User } from '../accounts/ports.js';
 import { whyEnded } from '../accounts/accounts.js';
 import type { Stores } from '../stores.js';
 import { RESOURCE_SCOPES, type Scope, scopeList } from '../oauth/scopes.js';
-import { type Clock, type Instant, LAST_USED_RESOLUTION_MS, hasExpired } from '../time.js';
+import { type Clock, type Instant, LAST_USED_RESOLUTION_MS, hasExpired, lastUseDue } from '../time.js';
 
 /** The realm named in every `WWW-Authenticate` challenge of the resource API. */
 export const API_REALM = 'api';
@@ -413,7 +413,7 @@ function usageKey(bearer: Bearer): number | undefined {
 
 /**
  * A write of the key's use in flight: its other uses are not `due` (no time is an interval past
- * NaN, nor before it), so they leave the write to it rather than all write too.
+ * NaN), so they leave the write to it rather than all write too.
  */
 const PENDING = Number.NaN;
 
@@ -435,8 +435,8 @@ export class UsageRecorder {
 
   /**
    * Whether a use of `bearer` at `now` is to be written: none was written within `intervalMs`
-   * before it, nor is one being written. A clock set back makes the next use due once: it is then
-   * the time measured from, so a clock behind the written time writes once per interval, not each use.
+   * before it, nor is one being written (`lastUseDue`: a clock behind the time written writes none
+   * until it is an interval past it, since the store already holds that later time).
    */
   due(bearer: Bearer, now: Instant): boolean {
     const key = usageKey(bearer);
@@ -464,7 +464,7 @@ export class UsageRecorder {
 
   private dueFor(key: number, now: Instant): boolean {
     const last = this.recorded.get(key);
-    return last === undefined || now - last >= this.intervalMs || now < last;
+    return last === undefined || lastUseDue(last, now, this.intervalMs);
   }
 
   /** Sets `key` as the newest entry, evicting the oldest one when full. */
