@@ -849,6 +849,17 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await personalLastUse(), T0 + 2 * MINUTE, 'the personal token');
   });
 
+  test('a use is never recorded on a revoked grant or personal token: one admitted before the revocation whose write lands after it leaves the last use before it', async () => {
+    const { user, grant } = await newGrant();
+    await stores.grants.revoke(grant.id, 'consent_withdrawn', T0 + MINUTE);
+    await stores.grants.touch(grant.id, T0 + 2 * MINUTE);
+    assert.equal((await stores.grants.findById(grant.id))?.lastUsedAt, grant.lastUsedAt, 'the grant');
+    const personal = await stores.personalTokens.insert({ userId: user.id, name: 'ci', tokenHash: unique('pt'), scope: 'profile:read', expiresAt: null }, T0);
+    assert.equal(await stores.personalTokens.revoke(personal.id, user.id, T0 + MINUTE), true);
+    await stores.personalTokens.touch(personal.id, T0 + 2 * MINUTE);
+    assert.equal((await stores.personalTokens.listForUser(user.id)).find((p) => p.id === personal.id)?.lastUsedAt, null, 'the personal token');
+  });
+
   test('a consumed refresh token shows its grant revoked and its user ended as they are at the rotation', async () => {
     const { user, client, grant } = await newGrant();
     const tokenHash = unique('rt');
