@@ -66,6 +66,16 @@ export function hasExpired(expiresAt: Instant | null, now: Instant): boolean {
 /** "Last used" times (of tokens, personal tokens and grants) are written at most once per this interval. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
 
+/**
+ * Whether a "last used" time (a session's, a grant's, a token's) written at `last` is due to be
+ * written again at `now`: an interval on. The stores move it only forward, so at a `now` before
+ * `last` (a clock set back, or another instance's ahead) a write would change nothing, and the
+ * time read again at each use would make one at each use until the clock caught up: none is due.
+ */
+export function lastUseDue(last: Instant, now: Instant, intervalMs = LAST_USED_RESOLUTION_MS): boolean {
+  return now - last >= intervalMs;
+}
+
 export function seconds(n: number): number {
   return n * 1000;
 }

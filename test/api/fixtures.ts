@@ -37,12 +37,18 @@ export async function newAccessToken(deps: Deps, user: User, scope: string, clie
   const app = client ?? await newClient(deps);
   const now = deps.clock.now();
   const grant = await deps.stores.grants.create({ userId: user.id, clientId: app.clientId, scope, nonce: null, authTime: now }, now);
+  return { token: await anotherAccessToken(deps, user, scope, { grantId: grant.id, client: app }), grantId: grant.id, client: app };
+}
+
+/** One more access token of `issued`'s grant, as a refresh (or another instance of the app) gets one. */
+export async function anotherAccessToken(deps: Deps, user: User, scope: string, issued: Omit<IssuedAccess, 'token'>): Promise<string> {
+  const now = deps.clock.now();
   const token = generateToken('access');
   await deps.stores.tokens.insertAccess({
-    tokenHash: hashSecret(token), grantId: grant.id, clientId: app.clientId, userId: user.id, scope,
+    tokenHash: hashSecret(token), grantId: issued.grantId, clientId: issued.client.clientId, userId: user.id, scope,
     createdAt: now, expiresAt: now + deps.settings.accessTokenTtlSeconds * 1000,
   });
-  return { token, grantId: grant.id, client: app };
+  return token;
 }
 
 export async function newPersonalToken(deps: Deps, user: User, scopes: string[], expiresInDays: number | null = 90) {

@@ -4,13 +4,14 @@ import { after, before, test } from 'node:test';
 import { SESSION_IDLE_MS, SESSION_LIFETIME_MS } from '../../src/core/accounts/sessions.js';
 import { Browser, newUser } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
-import { forEachDatabase } from '../support/databases.js';
+import { forEachDatabase, whileWritesFail } from '../support/databases.js';
 
 const HOUR = 3600_000;
 
 forEachDatabase('sign-in sessions', (database) => {
   let t: TestApp;
-  before(async () => { t = await startTestApp(database); });
+  const logLines: string[] = [];
+  before(async () => { t = await startTestApp(database, { logLines, logLevel: 'warn' }); });
   after(() => t.close());
 
   const signedIn = async (browser: Browser) => /Sign out/.test(await (await browser.fetch('/')).text());
@@ -47,5 +48,22 @@ forEachDatabase('sign-in sessions', (database) => {
     }
     t.clock.advance(SESSION_LIFETIME_MS - 13 * 24 * HOUR);
     assert.equal(await signedIn(browser), false, 'signed out at 14 days');
+  });
+
+  test('a page whose session activity cannot be written is served all the same, the failure logged as a warning, and the next request writes it', async () => {
+    const user = await newUser(t);
+    const browser = new Browser(t);
+    assert.equal((await browser.signIn(user.username)).status, 303);
+    t.clock.advance(HOUR);
+    const from = logLines.length;
+    const page = await whileWritesFail(t.deps.database.db, database, 'sessions', 'update', () => browser.fetch('/settings/security'));
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /Sign out/);
+    const logged = logLines.slice(from).map((line) => JSON.parse(line) as { level: number; msg: string });
+    assert.deepEqual(logged.map(({ level, msg }) => [level, msg]), [[40, 'could not record session activity']]);
+    const lastSeen = async () => (await t.deps.stores.sessions.listForUser(user.id, t.clock.now()))[0]?.lastSeenAt;
+    assert.notEqual(await lastSeen(), t.clock.now(), 'not written');
+    assert.equal((await browser.fetch('/settings/security')).status, 200);
+    assert.equal(await lastSeen(), t.clock.now(), 'the next request writes it');
   });
 });

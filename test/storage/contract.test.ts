@@ -849,6 +849,17 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await personalLastUse(), T0 + 2 * MINUTE, 'the personal token');
   });
 
+  test('a use is never recorded on a revoked grant or personal token: one admitted before the revocation whose write lands after it leaves the last use before it', async () => {
+    const { user, grant } = await newGrant();
+    await stores.grants.revoke(grant.id, 'consent_withdrawn', T0 + MINUTE);
+    await stores.grants.touch(grant.id, T0 + 2 * MINUTE);
+    assert.equal((await stores.grants.findById(grant.id))?.lastUsedAt, grant.lastUsedAt, 'the grant');
+    const personal = await stores.personalTokens.insert({ userId: user.id, name: 'ci', tokenHash: unique('pt'), scope: 'profile:read', expiresAt: null }, T0);
+    assert.equal(await stores.personalTokens.revoke(personal.id, user.id, T0 + MINUTE), true);
+    await stores.personalTokens.touch(personal.id, T0 + 2 * MINUTE);
+    assert.equal((await stores.personalTokens.listForUser(user.id)).find((p) => p.id === personal.id)?.lastUsedAt, null, 'the personal token');
+  });
+
   test('a consumed refresh token shows its grant revoked and its user ended as they are at the rotation', async () => {
     const { user, client, grant } = await newGrant();
     const tokenHash = unique('rt');
@@ -1351,6 +1362,17 @@ forEachDatabase('storage contract', (database) => {
     assert.deepEqual(await stores.sessions.end(idHash, T0 + 2), { userId: user.id });
     assert.equal(await stores.sessions.end(idHash, T0 + 3), undefined, 'only the call that ended it hears of it');
     assert.equal(await stores.sessions.findLive(idHash, T0 + 3), undefined);
+  });
+
+  test('a session\'s last-seen time only moves forward: a later touch then an earlier one (another instance\'s, or a slow request\'s) leaves the later time', async () => {
+    const user = await newUser();
+    const idHash = unique('s');
+    await stores.sessions.create({ idHash, userId: user.id, authTime: T0, expiresAt: T0 + 60 * MINUTE }, T0);
+    const lastSeen = async () => (await stores.sessions.findLive(idHash, T0))?.session.lastSeenAt;
+    await stores.sessions.touch(idHash, T0 + 2 * MINUTE);
+    assert.equal(await lastSeen(), T0 + 2 * MINUTE);
+    await stores.sessions.touch(idHash, T0 + MINUTE);
+    assert.equal(await lastSeen(), T0 + 2 * MINUTE, 'not set back');
   });
 
   // ---- Back-channel logout deliveries (INTERFACE section 5) ----------------------------------

@@ -85,16 +85,17 @@ export function onPostgres(title: string, suite: (database: TestDatabase) => voi
 }
 
 /**
- * Runs `work` while every insert into `table` fails, as a statement timeout or a lost connection
- * would fail it: a trigger raising an error, dropped afterwards.
+ * Runs `work` while every `statement` (an insert or an update) of `table` fails, as a statement
+ * timeout or a lost connection would fail it: a trigger raising an error, dropped afterwards.
  */
-export async function whileInsertsFail<T>(db: Kysely<any>, database: TestDatabase, table: string, work: () => Promise<T>): Promise<T> {
-  const name = sql.raw(`refuse_${table}`);
+export async function whileWritesFail<T>(db: Kysely<any>, database: TestDatabase, table: string, statement: 'insert' | 'update', work: () => Promise<T>): Promise<T> {
+  const name = sql.raw(`refuse_${statement}_${table}`);
+  const event = sql.raw(statement);
   if (database.name === 'sqlite') {
-    await sql`create trigger ${name} before insert on ${sql.table(table)} begin select raise(abort, 'refused by the test'); end`.execute(db);
+    await sql`create trigger ${name} before ${event} on ${sql.table(table)} begin select raise(abort, 'refused by the test'); end`.execute(db);
   } else {
     await sql`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused by the test'; end $$`.execute(db);
-    await sql`create trigger ${name} before insert on ${sql.table(table)} for each row execute function ${name}()`.execute(db);
+    await sql`create trigger ${name} before ${event} on ${sql.table(table)} for each row execute function ${name}()`.execute(db);
   }
   try {
     return await work();
@@ -102,4 +103,9 @@ export async function whileInsertsFail<T>(db: Kysely<any>, database: TestDatabas
     await sql`drop trigger ${name}${database.name === 'sqlite' ? sql`` : sql` on ${sql.table(table)}`}`.execute(db);
     if (database.name === 'postgres') await sql`drop function ${name}()`.execute(db);
   }
+}
+
+/** `whileWritesFail` for inserts. */
+export function whileInsertsFail<T>(db: Kysely<any>, database: TestDatabase, table: string, work: () => Promise<T>): Promise<T> {
+  return whileWritesFail(db, database, table, 'insert', work);
 }

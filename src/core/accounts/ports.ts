@@ -128,7 +128,7 @@ export interface SessionStore {
   findLive(idHash: string, now: Instant): Promise<{ session: Session; user: User } | undefined>;
   /** The user's sessions not ended and not expired at `now`, latest activity first. */
   listForUser(userId: number, now: Instant): Promise<Session[]>;
-  /** Records activity on a session (its idle time starts again). */
+  /** Records activity on a session at `now` (its idle time starts again), unless a later one is recorded: the time only moves forward. */
   touch(idHash: string, now: Instant): Promise<void>;
   /** Ends a session that was not ended yet; returns its user, only to the one call that ended it. */
   end(idHash: string, now: Instant): Promise<{ userId: number } | undefined>;

@@ -1,7 +1,7 @@
 /** How long a sign-in session lives (INTERFACE section 8; OWASP Session Management: idle and absolute timeouts). */
 import { createHash } from 'node:crypto';
 import type { Session } from './ports.js';
-import { type Instant, LAST_USED_RESOLUTION_MS, days } from '../time.js';
+import { type Instant, days, lastUseDue } from '../time.js';
 
 /** A session ends this long after its sign-in, however active. */
 export const SESSION_LIFETIME_MS = days(14);
@@ -12,9 +12,9 @@ export function isIdle(session: Pick<Session, 'lastSeenAt'>, now: Instant): bool
   return now - session.lastSeenAt >= SESSION_IDLE_MS;
 }
 
-/** Activity is recorded to the minute, so a busy browser writes once a minute at most. */
+/** Activity is recorded to the minute, so a busy browser writes once a minute at most (`lastUseDue`: never while the clock is behind it). */
 export function needsTouch(session: Pick<Session, 'lastSeenAt'>, now: Instant): boolean {
-  return now - session.lastSeenAt >= LAST_USED_RESOLUTION_MS || now < session.lastSeenAt;
+  return lastUseDue(session.lastSeenAt, now);
 }
 
 /**

@@ -14,7 +14,7 @@ import type { User } from '../accounts/ports.js';
 import { whyEnded } from '../accounts/accounts.js';
 import type { Stores } from '../stores.js';
 import { RESOURCE_SCOPES, type Scope, scopeList } from '../oauth/scopes.js';
-import { type Clock, type Instant, LAST_USED_RESOLUTION_MS, hasExpired } from '../time.js';
+import { type Clock, type Instant, LAST_USED_RESOLUTION_MS, hasExpired, lastUseDue } from '../time.js';
 
 /** The realm named in every `WWW-Authenticate` challenge of the resource API. */
 export const API_REALM = 'api';
@@ -402,35 +402,75 @@ export function scopeRefusal(bearer: Bearer, scope: Scope | undefined): OAuthErr
   return scope === undefined || bearer.scopes.includes(scope) ? undefined : insufficientScope(scope, bearer.scheme, bearer.kind);
 }
 
-/** A token's key in `UsageRecorder`: an access token's id, a personal token's negated (a number hashes cheaper than a string key). */
-function usageKey(bearer: Bearer): number {
-  return bearer.kind === 'access' ? bearer.tokenId : -bearer.tokenId;
+/**
+ * What a use of `bearer` writes "last used" on, as `UsageRecorder`'s key: an access token's grant
+ * (every token of one grant, each refresh's and each instance of the app's, writes that one row),
+ * a personal token itself, negated (a number hashes cheaper than a string key).
+ */
+function usageKey(bearer: Bearer): number | undefined {
+  return bearer.kind === 'personal' ? -bearer.tokenId : bearer.grantId ?? undefined;
 }
 
 /**
- * Remembers when each token's last use was recorded, so `last used` is written at most once per
- * `intervalMs` per token and the hot path stays a read. One per process, shared by its gates
- * (`Deps.tokenUses`); each instance writes its own, and the store moves the time only forward, so
- * instances writing in any order never set it back.
+ * A write of the key's use in flight: its other uses are not `due` (no time is an interval past
+ * NaN), so they leave the write to it rather than all write too.
+ */
+const PENDING = Number.NaN;
+
+/**
+ * Remembers when each grant's or personal token's last use was written, so `last used` is written
+ * at most once per `intervalMs` for it and the hot path stays a read. One per process, shared by its
+ * gates (`Deps.tokenUses`); each instance writes its own, and the store moves the time only
+ * forward, so instances writing in any order never set it back.
  */
 export class UsageRecorder {
-  /** By token (`usageKey`). */
+  /**
+   * By `usageKey`: when its use was last written, or `PENDING`. In the order written, so the first
+   * keys are the ones written longest ago: evicted one by one past `maxEntries`, since clearing
+   * them all made every active grant write at once.
+   */
   private readonly recorded = new Map<number, Instant>();
 
   constructor(private readonly intervalMs = LAST_USED_RESOLUTION_MS, private readonly maxEntries = 100_000) {}
 
-  /** Whether a use of `bearer` at `now` is to be written: none was within `intervalMs` before it (a clock set back writes again). */
+  /**
+   * Whether a use of `bearer` at `now` is to be written: none was written within `intervalMs`
+   * before it, nor is one being written (`lastUseDue`: a clock behind the time written writes none
+   * until it is an interval past it, since the store already holds that later time).
+   */
   due(bearer: Bearer, now: Instant): boolean {
-    const last = this.recorded.get(usageKey(bearer));
-    return last === undefined || now - last >= this.intervalMs || now < last;
+    const key = usageKey(bearer);
+    return key !== undefined && this.dueFor(key, now);
   }
 
-  /** Writes a use of `bearer` at `now`, unless it is not `due`. */
+  /**
+   * Writes a use of `bearer` at `now`, unless it is not `due`. A write that fails (it throws, for
+   * the caller to log) forgets the key, so the next use writes again rather than the use being
+   * lost for the interval.
+   */
   async record(stores: Stores, bearer: Bearer, now: Instant): Promise<void> {
-    if (!this.due(bearer, now)) return;
-    if (this.recorded.size >= this.maxEntries) this.recorded.clear();
-    this.recorded.set(usageKey(bearer), now);
-    if (bearer.kind === 'personal') await stores.personalTokens.touch(bearer.tokenId, now);
-    else if (bearer.grantId !== null) await stores.grants.touch(bearer.grantId, now);
+    const key = usageKey(bearer);
+    if (key === undefined || !this.dueFor(key, now)) return;
+    this.remember(key, PENDING);
+    try {
+      if (bearer.kind === 'personal') await stores.personalTokens.touch(bearer.tokenId, now);
+      else await stores.grants.touch(key, now);
+    } catch (error) {
+      this.recorded.delete(key);
+      throw error;
+    }
+    this.remember(key, now);
+  }
+
+  private dueFor(key: number, now: Instant): boolean {
+    const last = this.recorded.get(key);
+    return last === undefined || lastUseDue(last, now, this.intervalMs);
+  }
+
+  /** Sets `key` as the newest entry, evicting the oldest one when full. */
+  private remember(key: number, value: Instant): void {
+    this.recorded.delete(key);
+    if (this.recorded.size >= this.maxEntries) this.recorded.delete(this.recorded.keys().next().value!);
+    this.recorded.set(key, value);
   }
 }

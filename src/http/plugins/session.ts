@@ -61,7 +61,15 @@ export async function currentSignIn(request: FastifyRequest): Promise<{ session:
   const now = clock.now();
   const found = id ? await stores.sessions.findLive(hashSecret(id), now) : undefined;
   request.signIn = found && found.user.status === 'active' && !isIdle(found.session, now) ? found : null;
-  if (request.signIn && needsTouch(request.signIn.session, now)) await stores.sessions.touch(request.signIn.session.idHash, now);
+  if (request.signIn && needsTouch(request.signIn.session, now)) {
+    try {
+      await stores.sessions.touch(request.signIn.session.idHash, now);
+    } catch (error) {
+      // The last activity is informative, as a token's last use is (docs/api.md): failing to write
+      // it must not fail the page; the next request, reading the older time, writes it again.
+      request.log.warn({ err: error }, 'could not record session activity');
+    }
+  }
   return request.signIn ?? undefined;
 }
 

@@ -8,7 +8,7 @@ import type { User } from '../../accounts/ports.js';
 import type { Stores } from '../../stores.js';
 import type { Client, Grant, NewIssuedToken, Succession } from '../ports.js';
 import { scopeList } from '../scopes.js';
-import { type Instant, LAST_USED_RESOLUTION_MS } from '../../time.js';
+import { type Instant, lastUseDue } from '../../time.js';
 import { siteUrls } from '../../urls.js';
 
 /** Everything the token response is built from; the route turns it into seed table 2.1's JSON. */
@@ -43,7 +43,7 @@ export interface PreparedTokens {
   issued: IssuedTokens;
   access: NewIssuedToken;
   refresh: NewIssuedToken;
-  /** "Last used" to the minute, as for API use: a chain of quick refreshes writes it once. */
+  /** "Last used" to the minute, as for API use (`lastUseDue`): a chain of quick refreshes writes it once, and none while the clock is behind it. */
   touchGrant: boolean;
 }
 
@@ -95,12 +95,11 @@ export async function prepareTokens(now: Instant, settings: IssueSettings, signi
     dpopJkt: issue.dpopJkt,
   };
   const common = { grantId: issue.grant.id, clientId: issue.client.clientId, userId: issue.user.id, createdAt: now, dpopJkt: issue.dpopJkt };
-  const lastUse = issue.grant.lastUsedAt;
   return {
     issued,
     access: { ...common, tokenHash: hashSecret(accessToken), scope: issue.accessScope, expiresAt: now + settings.accessTokenTtlSeconds * 1000, resource: issue.resource ?? issue.grant.resource },
     refresh: { ...common, tokenHash: hashSecret(refreshToken), scope: issue.refreshScope, expiresAt: now + settings.refreshTokenTtlSeconds * 1000, resource: issue.grant.resource },
-    touchGrant: now - lastUse >= LAST_USED_RESOLUTION_MS || now < lastUse,
+    touchGrant: lastUseDue(issue.grant.lastUsedAt, now),
   };
 }
 

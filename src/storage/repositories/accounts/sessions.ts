@@ -79,7 +79,9 @@ export class KyselySessionStore implements SessionStore {
   }
 
   async touch(idHash: string, now: Instant): Promise<void> {
-    await this.db.updateTable('sessions').set({ last_seen_at: now }).where('id_hash', '=', idHash).where('ended_at', 'is', null).execute();
+    // Forward only, in the one statement: two instances (or a slow request) touching it in any order never set it back.
+    await this.db.updateTable('sessions').set({ last_seen_at: now }).where('id_hash', '=', idHash).where('ended_at', 'is', null)
+      .where('last_seen_at', '<', now).execute();
   }
 
   async end(idHash: string, now: Instant): Promise<{ userId: number } | undefined> {

@@ -31,9 +31,9 @@ const personalBearer = (db: Kysely<Database>) => bearerColumns(db).where('t.toke
 const personalBearers = (db: Kysely<Database>) => bearerColumns(db).where(keyIsAnyOf('t.token_hash'));
 const bearerLookup = { one: personalBearer, many: personalBearers, keyOf: (row: { token_hash: string }) => row.token_hash, remember: true } as const;
 
-/** A personal token's "last used" moved to a time (`[now, id, now]`), forward only, as `touchGrant`: never used, or used before it. */
+/** A personal token's "last used" moved to a time (`[now, id, now]`), forward only and never once revoked, as `touchGrant`: never used, or used before it. */
 const touchPersonal = (db: Kysely<Database>) => db.updateTable('personal_tokens').set({ last_used_at: 0 }).where('id', '=', 0)
-  .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', 0)]));
+  .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', 0)])).where('revoked_at', 'is', null);
 
 export class KyselyPersonalTokenStore implements PersonalTokenStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}

@@ -57,9 +57,12 @@ const grantWithUser = (db: Kysely<Database>) => db.selectFrom('grants as g')
   .where('g.id', '=', 0);
 /**
  * A grant's "last used" moved to a time (`[now, id, now]`), forward only: one conditional write, so
- * a slow write after a later one (another instance's, or this one's) never moves it back.
+ * a slow write after a later one (another instance's, or this one's) never moves it back. Never on
+ * a revoked grant: a use admitted just before the revocation, written after it, would show the app
+ * using it after the member withdrew it.
  */
-const touchGrant = (db: Kysely<Database>) => db.updateTable('grants').set({ last_used_at: 0 }).where('id', '=', 0).where('last_used_at', '<', 0);
+const touchGrant = (db: Kysely<Database>) => db.updateTable('grants').set({ last_used_at: 0 }).where('id', '=', 0).where('last_used_at', '<', 0)
+  .where('revoked_at', 'is', null);
 
 async function findGrantWithUser(db: Kysely<Database>, queries: CompiledQueries, id: number): Promise<GrantWithUser | undefined> {
   const row = await queries.first(db, grantWithUser, [id]);
