@@ -306,7 +306,8 @@ function supervise(settings: Settings): Promise<void> {
  * A REDIS_URL the Redis refuses is a bad setting (exit 2), its one line naming what was refused
  * (never the URL, which may hold the password): a database number it does not have, credentials
  * it does not take, an ACL user that may not run the service's commands, or a Redis with one of
- * them renamed away, or a replica, which refuses the service's writes. The counters would
+ * them renamed away, or a replica (by its ROLE, or READONLY to the service's writes), whose data
+ * its primary replaces. The counters would
  * otherwise go to memory for ever, or to another deployment's database 0. A Redis that does not
  * answer at start is no setting at fault: the server counts in memory until it does
  * (src/redis/connect.ts), and never counts in another database than the one named. One LOADING
@@ -320,7 +321,7 @@ async function refuseBadRedisSettings(settings: Settings): Promise<void> {
     database: `this Redis has no database ${checked.db} (${checked.reason}); the number after HOST:PORT/ must name one it has (0 to 15 with Redis's default databases 16)`,
     credentials: `this Redis refuses its credentials (${checked.reason}); give the password Redis requires, and the ACL user it belongs to if not the default: redis://[USER]:PASSWORD@HOST:PORT`,
     permissions: `this Redis's user may not run the service's commands (${checked.reason}); it needs EVAL, EVALSHA, GET, SET, INCR, DECR, EXISTS and EXPIRE, none renamed, on the keys svc:*`,
-    replica: `it names a replica, which takes no writes (${checked.reason}); it must name the primary`,
+    replica: `it names a replica (${checked.reason}); it must name the primary`,
   }[checked.refused];
   process.stderr.write(`invalid setting REDIS_URL: ${why}\n`);
   process.exit(2);
