@@ -236,10 +236,11 @@ export type RedisCheck =
  * answer came within `timeoutMs`. The start asks it, so such a REDIS_URL is a bad setting, not a
  * fallback to memory for ever. A Redis not ready yet (`notReady`) is asked again on a new
  * connection every 250 ms for up to `readyWithinMs`: its answer then says nothing of REDIS_URL.
+ * `notReadyBefore`: this check asks again after one that found Redis not ready.
  */
-export async function checkRedisDatabase(url: string, uses: readonly RedisUse[], timeoutMs = 1000, readyWithinMs = READY_WAIT_MS): Promise<RedisCheck> {
+export async function checkRedisDatabase(url: string, uses: readonly RedisUse[], timeoutMs = 1000, readyWithinMs = READY_WAIT_MS, notReadyBefore = false): Promise<RedisCheck> {
   const waitUntil = performance.now() + readyWithinMs;
-  for (let loading = false; ; loading = true) {
+  for (let loading = notReadyBefore; ; loading = true) {
     const checked = await checkOnce(url, uses, timeoutMs);
     // A Redis loading its dataset serves its clients only between chunks of it: one answer slower
     // than `timeoutMs` then is that, not Redis gone, and the check is not skipped for it.

@@ -17,7 +17,7 @@ import { checkRedisDatabase, GuardedRedis, type RedisLogger } from '../../src/re
 import { RedisReplayStore } from '../../src/replay/redis.js';
 import { temporarySqlitePath } from '../support/databases.js';
 import { compiled, run, SERVICE_ENTRY } from '../support/processes.js';
-import { holdEventLoop, redisUrl, scratchRedis, skipWithoutRedis, skipWithoutRedisServer, uniqueKeyPrefix } from '../support/redis.js';
+import { type ScratchRedis, holdEventLoop, redisUrl, scratchRedis, skipWithoutRedis, skipWithoutRedisServer, uniqueKeyPrefix } from '../support/redis.js';
 import { freePort } from '../support/instances.js';
 import { TcpRelay } from '../support/relay.js';
 import { until } from '../support/eventually.js';
@@ -457,18 +457,66 @@ test('a Redis that becomes a replica taking writes (replica-read-only no) in a f
   }
 });
 
+/**
+ * A Redis that once started is LOADING its dataset for about `seconds` (a key a millisecond,
+ * answering clients in between), with `args`; the dataset is saved in `dir`.
+ */
+async function loadingRedis(dir: string, seconds: number, ...args: string[]): Promise<ScratchRedis> {
+  const saved = await scratchRedis('--dir', dir);
+  assert.equal(saved.command('', 'EVAL', `for i = 1, ${seconds * 1000} do redis.call('SET', 'k' .. i, 'v') end`, '0'), '');
+  assert.equal(saved.command('', 'SAVE'), 'OK');
+  await saved.stop();
+  return scratchRedis('--dir', dir, '--key-load-delay', '1000', '--loading-process-events-interval-bytes', '1024', ...args);
+}
+
+test('a Redis still LOADING its dataset at start does not keep the service from listening: /healthz answers and /readyz answers 503 until REDIS_URL is checked once Redis serves; then a user it refuses stops the service, exit 2, and one it takes makes it ready, with WORKERS=2 too', { skip: skipWithoutRedisServer, timeout: 180_000 }, async () => {
+  compiled();
+  const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
+  // An ACL user that may run everything but EVALSHA, and the default user, which may run all.
+  const user = ['--user', 'no-evalsha', 'on', '>no-evalsha-password', '~*', '+@all', '-evalsha'];
+  try {
+    for (const [workers, credentials, refused] of [['1', 'no-evalsha:no-evalsha-password@', true], ['1', '', false], ['2', '', false]] as const) {
+      const redis = await loadingRedis(dir, 12, ...user);
+      const port = await freePort();
+      const server = run(process.execPath, [SERVICE_ENTRY], {
+        DATABASE_URL: `sqlite:${temporarySqlitePath()}`, PORT: String(port), REDIS_URL: `redis://${credentials}127.0.0.1:${redis.port}`, LOG_LEVEL: 'warn', WORKERS: workers,
+      });
+      const readiness = async () => fetch(`http://127.0.0.1:${port}/readyz`);
+      try {
+        await server.waitFor(/Listening on /);
+        assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+        const waiting = await readiness();
+        assert.equal(waiting.status, 503);
+        assert.match((await waiting.json() as { checks: { redisSettings: string } }).checks.redisSettings, /^checking: Redis answered LOADING/);
+        assert.match(redis.command('', 'PING'), /^LOADING/, 'Redis loads still');
+        if (refused) {
+          assert.equal(await server.exited, 2, server.output());
+          assert.match(server.output(), /(?:^|\n)invalid setting REDIS_URL: this Redis's user may not run the service's commands \(NOPERM [^\n]*'evalsha'[^\n]*\); it needs EVAL[^\n]*\n/);
+        } else {
+          await until(async () => (await readiness()).status === 200);
+          // Every worker, each told by the primary (the requests go to each in turn).
+          for (let i = 0; i < 4; i++) assert.equal((await readiness()).status, 200);
+        }
+      } finally {
+        if (server.child.exitCode === null) {
+          server.child.kill('SIGTERM');
+          await server.exited;
+        }
+        await redis.stop();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a Redis still LOADING its dataset, or BUSY with a script, at start is waited for and then checked: a permission its user lacks is found, not skipped', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
   // An ACL user that may run everything but EVALSHA.
   const user = ['--user', 'no-evalsha', 'on', '>no-evalsha-password', '~*', '+@all', '-evalsha'];
   const url = (port: number) => `redis://no-evalsha:no-evalsha-password@127.0.0.1:${port}/1`;
   const refused = { outcome: 'refused', refused: 'permissions', reason: 'NOPERM this user has no permissions to run the \'evalsha\' command', db: 1 };
-  // A dataset that takes seconds to load: 3000 keys, each loaded 1 ms late, Redis answering clients in between.
-  const saved = await scratchRedis('--dir', dir);
-  assert.equal(saved.command('', 'EVAL', 'for i = 1, 3000 do redis.call(\'SET\', \'k\' .. i, \'v\') end', '0'), '');
-  assert.equal(saved.command('', 'SAVE'), 'OK');
-  await saved.stop();
-  const loading = await scratchRedis('--dir', dir, '--key-load-delay', '1000', '--loading-process-events-interval-bytes', '1024', ...user);
+  const loading = await loadingRedis(dir, 3, ...user);
   try {
     assert.match(loading.command('', 'PING'), /^LOADING/);
     assert.deepEqual(await checkRedisDatabase(url(loading.port), REDIS_USES), refused);
