@@ -53,6 +53,8 @@ export const REQUEST_TIMEOUTS = { headersMs: 10_000, requestMs: 30_000, idleMs: 
 export interface AppOptions {
   /** Pino level; tests pass 'silent'. Defaults to the LOG_LEVEL setting. */
   logLevel?: string;
+  /** Whether the start still checks a setting while the server listens (src/server.ts): /readyz answers 503 meanwhile. */
+  startChecking?: (() => boolean) | undefined;
   /** The demo app's client credentials; without them /demo-app says it is not configured. */
   demoApp?: DemoAppOptions | undefined;
   /** Where log lines go (standard output by default); tests read them. */
@@ -209,7 +211,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
       prefix: '/static/',
       maxAge: '1h',
     });
-    await site.register(operationsRoutes);
+    await site.register(operationsRoutes, { startChecking: options.startChecking });
     await site.register(signInRoutes);
     await site.register(homeRoutes);
     await site.register(languageRoutes);

@@ -16,7 +16,7 @@ import { type BaseDeps, createBaseDeps, inStartTurn } from './base-deps.js';
 import { type Deps, REDIS_USES, createDeps, prepareDatabase } from './deps.js';
 import { type MetricsSource, buildMetricsApp } from './http/metrics-app.js';
 import { scheduleJanitor } from './janitor.js';
-import { checkRedisDatabase } from './redis/connect.js';
+import { type RedisCheck, checkRedisDatabase } from './redis/connect.js';
 import { tablesSchema } from './storage/migrate.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -203,13 +203,17 @@ export interface ProcessHooks {
   beforeExit(): Promise<void>;
 }
 
-/** Serves until SIGTERM/SIGINT; returns once listening, with the server's deps and a signal aborted when a stop begins. */
-async function serve(settings: Settings, hooks: ProcessHooks): Promise<{ deps: Deps; stopped: AbortSignal }> {
+/**
+ * Serves until SIGTERM/SIGINT; returns once listening, with the server's deps and a signal aborted
+ * when a stop begins. /readyz answers 503 while `redisCheck` is under way.
+ */
+async function serve(settings: Settings, hooks: ProcessHooks, redisCheck: RedisSettingsCheck): Promise<{ deps: Deps; stopped: AbortSignal }> {
   const deps = createDeps(settings);
   const demo = settings.demo ? await liveDemoCredentials(settings, deps.stores) : undefined;
   // The demo app's addresses are this start's: its client is moved there once the server listens (`demoShown`).
   const at = demoAppAddresses(settings.baseUrl);
   const app = await buildApp(deps, {
+    startChecking: redisCheck.checking,
     demoApp: demo && {
       issuer: settings.baseUrl,
       clientId: demo.confidentialClient.clientId,
@@ -263,11 +267,15 @@ async function serveMetrics(settings: Settings, source: MetricsSource): Promise<
  * why: the port taken, say) and another would too: the others are stopped and the start fails
  * (exit 1), rather than forking workers that fail for ever.
  */
-function supervise(settings: Settings): Promise<void> {
+function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<void> {
   let stopping = false;
   let exitCode = 0;
   const fork = () => cluster.fork();
   return new Promise((resolve) => {
+    // Each worker, a replacement too, asks whether REDIS_URL was checked, and is told once it is.
+    cluster.on('message', (worker, message) => {
+      if (message === REDIS_CHECK_ASKED) void redisCheck.checked.then(() => worker.isConnected() && worker.send(REDIS_CHECK_DONE));
+    });
     let listening = 0;
     let serving = false;
     cluster.on('listening', () => {
@@ -306,24 +314,75 @@ function supervise(settings: Settings): Promise<void> {
  * A REDIS_URL the Redis refuses is a bad setting (exit 2), its one line naming what was refused
  * (never the URL, which may hold the password): a database number it does not have, credentials
  * it does not take, an ACL user that may not run the service's commands, or a Redis with one of
- * them renamed away, or a replica, which refuses the service's writes. The counters would
- * otherwise go to memory for ever, or to another deployment's database 0. A Redis that does not
- * answer at start is no setting at fault: the server counts in memory until it does
- * (src/redis/connect.ts), and never counts in another database than the one named. One LOADING
- * its dataset or BUSY is waited for, up to 30 s, and then checked.
+ * them renamed away, or a replica (by its ROLE, or READONLY to the service's writes), whose data
+ * its primary replaces. The counters would otherwise go to memory for ever, or to another
+ * deployment's database 0. A Redis that does not answer at start is no setting at fault: the
+ * server counts in memory until it does (src/redis/connect.ts), and never counts in another
+ * database than the one named.
  */
-async function refuseBadRedisSettings(settings: Settings): Promise<void> {
-  if (settings.redisUrl === undefined) return;
-  const checked = await checkRedisDatabase(settings.redisUrl, REDIS_USES);
+function refuseBadRedisSettings(checked: RedisCheck): void {
   if (checked.outcome !== 'refused') return;
   const why = {
     database: `this Redis has no database ${checked.db} (${checked.reason}); the number after HOST:PORT/ must name one it has (0 to 15 with Redis's default databases 16)`,
     credentials: `this Redis refuses its credentials (${checked.reason}); give the password Redis requires, and the ACL user it belongs to if not the default: redis://[USER]:PASSWORD@HOST:PORT`,
     permissions: `this Redis's user may not run the service's commands (${checked.reason}); it needs EVAL, EVALSHA, GET, SET, INCR, DECR, EXISTS and EXPIRE, none renamed, on the keys svc:*`,
-    replica: `it names a replica, which takes no writes (${checked.reason}); it must name the primary`,
+    replica: `it names a replica (${checked.reason}); it must name the primary`,
   }[checked.refused];
   process.stderr.write(`invalid setting REDIS_URL: ${why}\n`);
   process.exit(2);
+}
+
+/** The start's check of REDIS_URL: whether it is still under way (`checking`), and its end. */
+interface RedisSettingsCheck {
+  checking(): boolean;
+  checked: Promise<void>;
+}
+
+const REDIS_CHECKED: RedisSettingsCheck = { checking: () => false, checked: Promise.resolve() };
+
+/**
+ * Checks REDIS_URL (`refuseBadRedisSettings`) before the server listens; but a Redis that cannot
+ * serve yet, LOADING its dataset or BUSY with a script, is checked while it listens: waiting for
+ * it (up to 30 s) before listening, an orchestrator's liveness probe would find nothing there and
+ * might restart the process for as long as Redis loads. Meanwhile /readyz answers 503, so no
+ * traffic comes to an instance that may yet stop for a bad setting (exit 2, as at start); once
+ * checked, or after those 30 s, it is ready (still not ready, Redis is met as at run time).
+ */
+async function checkRedisSettings(settings: Settings): Promise<RedisSettingsCheck> {
+  if (settings.redisUrl === undefined) return REDIS_CHECKED;
+  const url = settings.redisUrl;
+  const first = await checkRedisDatabase(url, REDIS_USES, undefined, 0);
+  if (first.outcome !== 'not ready') {
+    refuseBadRedisSettings(first);
+    return REDIS_CHECKED;
+  }
+  let checking = true;
+  const checked = checkRedisDatabase(url, REDIS_USES, undefined, undefined, true).then((later) => {
+    refuseBadRedisSettings(later);
+    checking = false;
+  });
+  return { checking: () => checking, checked };
+}
+
+/** A worker's question to the primary (WORKERS=N), whose check of REDIS_URL it waits for, and the answer once it is done. */
+const REDIS_CHECK_ASKED = 'svc:redis-check-asked';
+const REDIS_CHECK_DONE = 'svc:redis-check-done';
+
+/** A worker's view of the primary's check (`checkRedisSettings`): under way until the primary answers it is done. */
+function primaryRedisCheck(settings: Settings): RedisSettingsCheck {
+  if (settings.redisUrl === undefined) return REDIS_CHECKED;
+  let checking = true;
+  const checked = new Promise<void>((resolve) => {
+    const told = (message: unknown) => {
+      if (message !== REDIS_CHECK_DONE) return;
+      checking = false;
+      process.off('message', told);
+      resolve();
+    };
+    process.on('message', told);
+  });
+  process.send!(REDIS_CHECK_ASKED);
+  return { checking: () => checking, checked };
 }
 
 /** Starts the server; exits on a bad setting (2) or a failed start (1), with one line saying why. */
@@ -348,14 +407,14 @@ async function start(hooks: ProcessHooks): Promise<void> {
     throw error;
   }
   if (cluster.isWorker) {
-    await serve(settings, hooks);
+    await serve(settings, hooks, primaryRedisCheck(settings));
     return;
   }
-  await refuseBadRedisSettings(settings);
+  const redisCheck = await checkRedisSettings(settings);
   const { created, accounts, schema } = await prepare(settings);
   let demo: DemoShown | undefined;
   if (settings.workers > 1) {
-    await supervise(settings);
+    await supervise(settings, redisCheck);
     const workers = new AggregatorRegistry();
     await serveMetrics(settings, { contentType: workers.contentType, metrics: () => workers.clusterMetrics() });
     const deps = createBaseDeps(settings);
@@ -366,7 +425,7 @@ async function start(hooks: ProcessHooks): Promise<void> {
     }
   } else {
     // The server's own connection: the move needs no other.
-    const served = await serve(settings, hooks);
+    const served = await serve(settings, hooks, redisCheck);
     demo = await demoShown(settings, served.deps, created, served.stopped);
     // A signal during the move: the log says "shutting down", and no banner invites a visit.
     if (served.stopped.aborted) return;

@@ -34,7 +34,8 @@
  * (`NOPERM`: REDIS_URL's ACL user changed since the start) is no outage and is logged as what it
  * is, once: only the user refused (`RedisUse`) keeps to its fallback, the other to Redis, and
  * what it sends is tried again every 2 s until Redis allows it. A write refused as a replica
- * (`READONLY`: failed over) is logged as such, once; Redis is skipped meanwhile, and each new
+ * (`READONLY`: failed over), or a new connection's probe that finds one by its ROLE (a replica
+ * that takes writes), is logged as such, once; Redis is skipped meanwhile, and each new
  * connection, every 2 s, is probed as after an outage.
  * docs/operations.md, "Metrics and alerts".
  */
@@ -163,16 +164,47 @@ function refusedCommand(error: unknown): Refusal | undefined {
 }
 
 /**
- * Whether `error` is a replica's answer: `READONLY` to a write, or `MASTERDOWN` from one cut off
- * from its primary, alone or, before Redis 7, inside a script's error (`ERR Error running script
- * … -READONLY …`). At start REDIS_URL names a replica; running, a failover left the old primary
+ * Whether `error` is a replica's answer: its role (`replicaRole`), `READONLY` to a write, or
+ * `MASTERDOWN` from one cut off from its primary, alone or, before Redis 7, inside a script's
+ * error (`ERR Error running script … -READONLY …`). At start REDIS_URL names a replica; running, a failover left the old primary
  * one, while REDIS_URL's name points at the new primary.
  */
 function answeredAsReplica(error: unknown): boolean {
-  return error instanceof Error && /^(?:ERR Error running script\b.*?-)?(?:READONLY|MASTERDOWN)\b/s.test(error.message);
+  return error instanceof ReplicaRole || (error instanceof Error && /^(?:ERR Error running script\b.*?-)?(?:READONLY|MASTERDOWN)\b/s.test(error.message));
 }
 
-const ANSWERED_AS_REPLICA: Refusal = { what: 'REDIS_URL reaches a replica, which takes no writes', until: 'it reaches a primary', again: 'REDIS_URL reaches a primary again' };
+const ANSWERED_AS_REPLICA: Refusal = { what: 'REDIS_URL reaches a replica', until: 'it reaches a primary', again: 'REDIS_URL reaches a primary again' };
+
+/** A Redis that says it is a replica (`replicaRole`), with its answer to ROLE. */
+class ReplicaRole extends Error {}
+
+/**
+ * A replica's answer to ROLE, `undefined` from a primary. A replica set `replica-read-only no`
+ * takes writes and answers no READONLY, yet its primary replaces them at the next sync, and the
+ * instances on the primary count apart meanwhile: only its role tells it. A user that may not run
+ * ROLE (ACL without `@admin` or `@dangerous`, as managed Redis often has it), or a Redis that
+ * renamed it, tells nothing: a replica is then known by its READONLY alone, so a writable one is
+ * taken for a primary (docs/operations.md). Any other failure is its writes' too (`sendChecks`).
+ */
+async function replicaRole(client: Redis): Promise<ReplicaRole | undefined> {
+  const role: unknown = await client.role().catch(() => undefined);
+  if (!Array.isArray(role) || role[0] !== 'slave') return undefined;
+  return new ReplicaRole(`ROLE answers slave, of ${String(role[1])}:${String(role[2])}`);
+}
+
+/**
+ * What the start's check and a new connection's probe send: ROLE and what `uses` send
+ * (`sendUses`), in one round trip. Rejects with a replica's role before any answer to its writes,
+ * which a writable replica takes.
+ */
+async function sendChecks(client: Redis, uses: readonly RedisUse[]): Promise<Array<Error | undefined>> {
+  const role = replicaRole(client);
+  const sent = sendUses(client, uses);
+  const replica = await role;
+  if (replica === undefined) return sent;
+  sent.catch(() => {});
+  throw replica;
+}
 
 /**
  * Whether `error` is the answer of a Redis that serves no command yet: `LOADING` its dataset
@@ -200,14 +232,15 @@ export type RedisCheck =
  * Whether the Redis at `url` takes what REDIS_URL names, asked on a connection of its own:
  * `refused` with Redis's answer when it does not have the database its path names, refuses its
  * credentials, its user may not run what the service sends (`uses`, each run once), or it is a
- * replica, which refuses the writes they make; `ok` when it takes all that, `unreachable` when no
+ * replica (its ROLE, or READONLY to the writes they make); `ok` when it takes all that, `unreachable` when no
  * answer came within `timeoutMs`. The start asks it, so such a REDIS_URL is a bad setting, not a
  * fallback to memory for ever. A Redis not ready yet (`notReady`) is asked again on a new
  * connection every 250 ms for up to `readyWithinMs`: its answer then says nothing of REDIS_URL.
+ * `notReadyBefore`: this check asks again after one that found Redis not ready.
  */
-export async function checkRedisDatabase(url: string, uses: readonly RedisUse[], timeoutMs = 1000, readyWithinMs = READY_WAIT_MS): Promise<RedisCheck> {
+export async function checkRedisDatabase(url: string, uses: readonly RedisUse[], timeoutMs = 1000, readyWithinMs = READY_WAIT_MS, notReadyBefore = false): Promise<RedisCheck> {
   const waitUntil = performance.now() + readyWithinMs;
-  for (let loading = false; ; loading = true) {
+  for (let loading = notReadyBefore; ; loading = true) {
     const checked = await checkOnce(url, uses, timeoutMs);
     // A Redis loading its dataset serves its clients only between chunks of it: one answer slower
     // than `timeoutMs` then is that, not Redis gone, and the check is not skipped for it.
@@ -237,7 +270,7 @@ async function checkOnce(url: string, uses: readonly RedisUse[], timeoutMs: numb
         else refused(setting, error);
       });
       client.on('ready', () => {
-        sendUses(client, uses).then(
+        sendChecks(client, uses).then(
           (refusals) => {
             const refusal = refusals.find((error) => error !== undefined);
             if (refusal === undefined) resolve({ outcome: 'ok' });
@@ -462,8 +495,9 @@ export class GuardedRedis {
   /**
    * After an outage the handshake proves nothing: a Redis pausing its writes (CLIENT PAUSE WRITE,
    * as a failover does) answers it and not a script, one still LOADING its dataset refuses every
-   * other command, and an ACL user may still lack a permission. So a script is sent at once,
-   * alone, with what the users send (`uses`), in one round trip (`sendUses`) and one command's
+   * other command, an ACL user may still lack a permission, and the name may reach the old
+   * primary, a replica now. So a script is sent at once, alone, with ROLE and what the users send
+   * (`uses`), in one round trip (`sendChecks`) and one command's
    * timeout: its answer ends the outage (`send`), each use's refused or answered telling whether
    * that use may ask Redis (`judge`), and until then
    * requests keep to their fallback without asking, or each would wait for the timeout on a Redis
@@ -475,7 +509,7 @@ export class GuardedRedis {
     this.probing = true;
     const connection = this.closes;
     const current = () => connection === this.closes && !this.closed && !this.dropped && this.degraded;
-    void this.send(async () => (await Promise.all([answersScripts(this.client), sendUses(this.client, this.uses)]))[1]).then((refusals) => {
+    void this.send(async () => (await Promise.all([answersScripts(this.client), sendChecks(this.client, this.uses)]))[1]).then((refusals) => {
       if (refusals !== undefined) this.judge(this.uses, refusals);
       if (refusals !== undefined || !current()) {
         this.probing = false;

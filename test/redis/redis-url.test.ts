@@ -17,7 +17,7 @@ import { checkRedisDatabase, GuardedRedis, type RedisLogger } from '../../src/re
 import { RedisReplayStore } from '../../src/replay/redis.js';
 import { temporarySqlitePath } from '../support/databases.js';
 import { compiled, run, SERVICE_ENTRY } from '../support/processes.js';
-import { holdEventLoop, redisUrl, scratchRedis, skipWithoutRedis, skipWithoutRedisServer, uniqueKeyPrefix } from '../support/redis.js';
+import { type ScratchRedis, holdEventLoop, redisUrl, scratchRedis, skipWithoutRedis, skipWithoutRedisServer, uniqueKeyPrefix } from '../support/redis.js';
 import { freePort } from '../support/instances.js';
 import { TcpRelay } from '../support/relay.js';
 import { until } from '../support/eventually.js';
@@ -346,7 +346,7 @@ test('a Redis that becomes a replica once running (a failover) is logged once as
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'counted in the new primary');
     assert.equal(second.command('', 'GET', `svc:rl:k:${Math.floor(T0 / 60_000) * 60}`), '1');
     assert.deepEqual(lines, [
-      'warn: REDIS_URL reaches a replica, which takes no writes; rate limits count in memory per instance until it reaches a primary',
+      'warn: REDIS_URL reaches a replica; rate limits count in memory per instance until it reaches a primary',
       'info: REDIS_URL reaches a primary again',
     ]);
   } finally {
@@ -358,7 +358,7 @@ test('a Redis that becomes a replica once running (a failover) is logged once as
   }
 });
 
-test('a REDIS_URL naming a replica stops the start with one line saying so, exit 2: the replica refuses the writes of what the start sends', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+test('a REDIS_URL naming a replica stops the start with one line saying so, exit 2: the replica says so to ROLE', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
   // The copy the replica is sent is written to a directory of the test's own.
   const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
   const primary = await scratchRedis('--dir', dir);
@@ -367,11 +367,145 @@ test('a REDIS_URL naming a replica stops the start with one line saying so, exit
     assert.match(replica.command('', 'ROLE'), /^slave\n/);
     const { code, output } = await startedOn(`redis://127.0.0.1:${replica.port}`);
     assert.equal(code, 2, output);
-    assert.match(output, /^invalid setting REDIS_URL: it names a replica, which takes no writes \(READONLY [^\n]*\); it must name the primary\n$/);
+    assert.equal(output, `invalid setting REDIS_URL: it names a replica (ROLE answers slave, of 127.0.0.1:${primary.port}); it must name the primary\n`);
     assert.equal((await startedOn(`redis://127.0.0.1:${primary.port}`)).code, 'listening', 'its primary is taken');
   } finally {
     await replica.stop();
     await primary.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a REDIS_URL naming a replica that takes writes (replica-read-only no) stops the start with one line saying so, exit 2: its primary would replace what the service keeps there', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
+  const primary = await scratchRedis('--dir', dir);
+  const replica = await scratchRedis('--dir', dir, '--replicaof', '127.0.0.1', String(primary.port), '--replica-read-only', 'no');
+  try {
+    assert.equal(replica.command('', 'SET', 'written', '1'), 'OK', 'the replica takes writes');
+    const { code, output } = await startedOn(`redis://127.0.0.1:${replica.port}`);
+    assert.equal(code, 2, output);
+    assert.equal(output, `invalid setting REDIS_URL: it names a replica (ROLE answers slave, of 127.0.0.1:${primary.port}); it must name the primary\n`);
+  } finally {
+    await replica.stop();
+    await primary.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a REDIS_URL user that may not run ROLE (ACL -role, as managed Redis often has it) is used as any: its primary is taken, at start and after a new connection, and a replica is still told by its READONLY', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
+  const user = ['--user', 'no-role', 'on', '>no-role-password', '~*', '+@all', '-role'];
+  const primary = await scratchRedis('--dir', dir, ...user);
+  const replica = await scratchRedis('--dir', dir, '--replicaof', '127.0.0.1', String(primary.port), ...user);
+  const url = (port: number) => `redis://no-role:no-role-password@127.0.0.1:${port}`;
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const limiter = new RedisRateLimiter({ url: url(primary.port), logger });
+  try {
+    const { code, output } = await startedOn(url(replica.port));
+    assert.equal(code, 2, output);
+    assert.match(output, /^invalid setting REDIS_URL: it names a replica \(READONLY [^\n]*\); it must name the primary\n$/);
+    assert.equal((await startedOn(url(primary.port))).code, 'listening', 'its primary is taken');
+    // Running: a new connection's probe, ROLE refused, is answered, and Redis used again.
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+    assert.match(primary.command('', 'CLIENT', 'KILL', 'USER', 'no-role'), /^[1-9]/);
+    await until(() => lines.length === 2);
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98, 'counted in Redis');
+    assert.deepEqual(lines, ['warn: Redis unreachable; rate limits count in memory per instance until it is back', 'info: Redis is reachable again']);
+  } finally {
+    await limiter.close();
+    await replica.stop();
+    await primary.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a Redis that becomes a replica taking writes (replica-read-only no) in a failover, which closes its clients, is told by its ROLE on the new connection: logged once as a replica, nothing written to it, and used again once it is a primary', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
+  const [first, second] = [await scratchRedis('--dir', dir), await scratchRedis('--dir', dir, '--repl-diskless-sync-delay', '0')];
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const limiter = new RedisRateLimiter({ url: `redis://127.0.0.1:${first.port}`, logger });
+  const key = `svc:rl:k:${Math.floor(T0 / 60_000) * 60}`;
+  try {
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+    // As Sentinel demotes a primary: a replica now, its clients closed so that they find the new primary.
+    assert.equal(first.command('', 'CONFIG', 'SET', 'replica-read-only', 'no'), 'OK');
+    assert.equal(first.command('', 'REPLICAOF', '127.0.0.1', String(second.port)), 'OK');
+    // Its data replaced by the primary's, where the service's count is not.
+    await until(() => /master_link_status:up/.test(first.command('', 'INFO', 'replication')));
+    assert.equal(first.command('', 'GET', key), '');
+    assert.match(first.command('', 'CLIENT', 'KILL', 'TYPE', 'normal'), /^[1-9]/);
+    await until(() => lines.length === 2);
+    assert.deepEqual(lines, [
+      'warn: Redis unreachable; rate limits count in memory per instance until it is back',
+      'warn: REDIS_URL reaches a replica; rate limits count in memory per instance until it reaches a primary',
+    ]);
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'counted in memory');
+    assert.equal(limiter.state(), 'degraded');
+    assert.equal(first.command('', 'GET', key), '', 'nothing written to the replica');
+    assert.equal(first.command('', 'REPLICAOF', 'NO', 'ONE'), 'OK');
+    await until(() => limiter.state() === 'redis');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'counted in Redis, a primary again');
+    assert.equal(first.command('', 'GET', key), '1');
+    assert.deepEqual(lines.slice(2), ['info: REDIS_URL reaches a primary again']);
+  } finally {
+    await limiter.close();
+    await first.stop();
+    await second.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/**
+ * A Redis that once started is LOADING its dataset for about `seconds` (a key a millisecond,
+ * answering clients in between), with `args`; the dataset is saved in `dir`.
+ */
+async function loadingRedis(dir: string, seconds: number, ...args: string[]): Promise<ScratchRedis> {
+  const saved = await scratchRedis('--dir', dir);
+  assert.equal(saved.command('', 'EVAL', `for i = 1, ${seconds * 1000} do redis.call('SET', 'k' .. i, 'v') end`, '0'), '');
+  assert.equal(saved.command('', 'SAVE'), 'OK');
+  await saved.stop();
+  return scratchRedis('--dir', dir, '--key-load-delay', '1000', '--loading-process-events-interval-bytes', '1024', ...args);
+}
+
+test('a Redis still LOADING its dataset at start does not keep the service from listening: /healthz answers and /readyz answers 503 until REDIS_URL is checked once Redis serves; then a user it refuses stops the service, exit 2, and one it takes makes it ready, with WORKERS=2 too', { skip: skipWithoutRedisServer, timeout: 180_000 }, async () => {
+  compiled();
+  const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
+  // An ACL user that may run everything but EVALSHA, and the default user, which may run all.
+  const user = ['--user', 'no-evalsha', 'on', '>no-evalsha-password', '~*', '+@all', '-evalsha'];
+  try {
+    for (const [workers, credentials, refused] of [['1', 'no-evalsha:no-evalsha-password@', true], ['1', '', false], ['2', '', false]] as const) {
+      const redis = await loadingRedis(dir, 12, ...user);
+      const port = await freePort();
+      const server = run(process.execPath, [SERVICE_ENTRY], {
+        DATABASE_URL: `sqlite:${temporarySqlitePath()}`, PORT: String(port), REDIS_URL: `redis://${credentials}127.0.0.1:${redis.port}`, LOG_LEVEL: 'warn', WORKERS: workers,
+      });
+      const readiness = async () => fetch(`http://127.0.0.1:${port}/readyz`);
+      try {
+        await server.waitFor(/Listening on /);
+        assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+        const waiting = await readiness();
+        assert.equal(waiting.status, 503);
+        assert.match((await waiting.json() as { checks: { redisSettings: string } }).checks.redisSettings, /^checking: Redis answered LOADING/);
+        assert.match(redis.command('', 'PING'), /^LOADING/, 'Redis loads still');
+        if (refused) {
+          assert.equal(await server.exited, 2, server.output());
+          assert.match(server.output(), /(?:^|\n)invalid setting REDIS_URL: this Redis's user may not run the service's commands \(NOPERM [^\n]*'evalsha'[^\n]*\); it needs EVAL[^\n]*\n/);
+        } else {
+          await until(async () => (await readiness()).status === 200);
+          // Every worker, each told by the primary (the requests go to each in turn).
+          for (let i = 0; i < 4; i++) assert.equal((await readiness()).status, 200);
+        }
+      } finally {
+        if (server.child.exitCode === null) {
+          server.child.kill('SIGTERM');
+          await server.exited;
+        }
+        await redis.stop();
+      }
+    }
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
@@ -382,12 +516,7 @@ test('a Redis still LOADING its dataset, or BUSY with a script, at start is wait
   const user = ['--user', 'no-evalsha', 'on', '>no-evalsha-password', '~*', '+@all', '-evalsha'];
   const url = (port: number) => `redis://no-evalsha:no-evalsha-password@127.0.0.1:${port}/1`;
   const refused = { outcome: 'refused', refused: 'permissions', reason: 'NOPERM this user has no permissions to run the \'evalsha\' command', db: 1 };
-  // A dataset that takes seconds to load: 3000 keys, each loaded 1 ms late, Redis answering clients in between.
-  const saved = await scratchRedis('--dir', dir);
-  assert.equal(saved.command('', 'EVAL', 'for i = 1, 3000 do redis.call(\'SET\', \'k\' .. i, \'v\') end', '0'), '');
-  assert.equal(saved.command('', 'SAVE'), 'OK');
-  await saved.stop();
-  const loading = await scratchRedis('--dir', dir, '--key-load-delay', '1000', '--loading-process-events-interval-bytes', '1024', ...user);
+  const loading = await loadingRedis(dir, 3, ...user);
   try {
     assert.match(loading.command('', 'PING'), /^LOADING/);
     assert.deepEqual(await checkRedisDatabase(url(loading.port), REDIS_USES), refused);

@@ -2,7 +2,12 @@
 import type { FastifyInstance } from 'fastify';
 import { describeUnopenable } from '../../core/oidc/key-ring.js';
 
-export async function operationsRoutes(app: FastifyInstance): Promise<void> {
+export interface OperationsOptions {
+  /** Whether the start still checks REDIS_URL while the server listens (Redis LOADING at start, src/server.ts). */
+  startChecking?: (() => boolean) | undefined;
+}
+
+export async function operationsRoutes(app: FastifyInstance, options: OperationsOptions): Promise<void> {
   app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
 
   app.get('/readyz', async (request, reply) => {
@@ -21,7 +26,10 @@ export async function operationsRoutes(app: FastifyInstance): Promise<void> {
     // id_token and logout token with 503: not ready, so the load balancer sends that traffic to an
     // instance that can (KEYS_SECRET missing or another one; docs/operations.md, "Signing keys").
     checks.signingKeys = checks.database === 'ok' ? await signingKeys(app) : 'unknown';
-    const ready = checks.database === 'ok' && checks.signingKeys === 'ok';
+    // Not ready while the start checks REDIS_URL: a refusal then stops the process (exit 2).
+    const checking = options.startChecking?.() ?? false;
+    if (checking) checks.redisSettings = 'checking: Redis answered LOADING or BUSY at start; REDIS_URL is checked once it serves, for 30 s at most';
+    const ready = checks.database === 'ok' && checks.signingKeys === 'ok' && !checking;
     return reply.code(ready ? 200 : 503).header('cache-control', 'no-store')
       .send({ status: ready ? 'ready' : 'unavailable', checks });
   });
