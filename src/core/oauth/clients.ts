@@ -49,6 +49,8 @@ const problem = (message: string, key: string, values: Record<string, string> = 
  * reads (`URL.hostname`, `URL.port`).
  */
 export interface WrittenAuthority {
+  /** The scheme before it, as written (its case included: RFC 3986 3.1 reads it in either). */
+  scheme: string;
   /** All of it, as written. */
   written: string;
   /** All before its last `@`, or `undefined` without one. */
@@ -80,6 +82,7 @@ export function writtenAuthority(uri: string): WrittenAuthority | undefined {
   const hostAndPort = written.slice(at + 1);
   const host = HOST_IN_AUTHORITY.exec(hostAndPort)![0];
   return {
+    scheme: scheme!,
     written,
     userinfo: at === -1 ? undefined : written.slice(0, at),
     host,
@@ -231,20 +234,26 @@ export function redirectUriProblem(uri: string): string | undefined {
   return redirectProblem(uri)?.message;
 }
 
-const LOOPBACK_URI = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?].*)?$/;
+/** RFC 8252 7.3: the loopback IP literals whose redirect URIs match on any port (not `localhost`, 8.3). */
+const LOOPBACK_IPS = new Set(['127.0.0.1', '[::1]']);
 
 /**
  * A loopback URI with its port taken out, or `undefined` for any other URI, or a port no socket
- * can have (past 65535). The rest is compared as sent: the port alone may differ (RFC 8252 7.3).
- * A `requested` URI's port must also be one a browser goes to as written (`canonicalPort`: not 0,
- * no leading zeros); a registered one's is ignored whatever it is, so an app registered with
- * `:0` before registration refused it still signs in.
+ * can have (past 65535). The rest, its scheme as written included, is compared as sent: the port
+ * alone may differ (RFC 8252 7.3); the scheme is http in either case (RFC 3986 3.1), so an app
+ * stored as "HTTP://127.0.0.1/cb" before registration asked for lower case still matches on any
+ * port. A `requested` URI's port must also be one a browser goes to as written (`canonicalPort`:
+ * not 0, no leading zeros); a registered one's is ignored whatever it is, so an app registered
+ * with `:0` before registration refused it still signs in.
  */
 function withoutLoopbackPort(uri: string, side: 'requested' | 'registered'): string | undefined {
-  const match = LOOPBACK_URI.exec(uri);
-  if (!match || (match[2] !== undefined && Number(match[2]) > 65535)) return undefined;
-  if (side === 'requested' && !canonicalPort(match[2])) return undefined;
-  return `http://${match[1]}${match[3] ?? ''}`;
+  const authority = writtenAuthority(uri);
+  if (authority === undefined || authority.scheme.toLowerCase() !== 'http' || authority.userinfo !== undefined || !LOOPBACK_IPS.has(authority.host)) return undefined;
+  const { scheme, host, port, rest } = authority;
+  // Digits a socket's port can be, then a path, a query or nothing (a fragment or a backslash: no match).
+  if ((port !== undefined && !(/^\d{1,5}$/.test(port) && Number(port) <= 65535)) || !/^(?:[/?]|$)/.test(rest)) return undefined;
+  if (side === 'requested' && !canonicalPort(port)) return undefined;
+  return `${scheme}://${host}${rest}`;
 }
 
 /**
