@@ -366,22 +366,24 @@ forEachDatabase('Client ID metadata documents', (database) => {
     await push(clientId);
     const broken: Array<[Record<string, unknown>, RegExp]> = [
       [{ redirect_uris: ['http://127.0.0.1/callback', 'https://agent.example:443/cb'] },
-        /is not valid: redirect_uris\[1\] writes the default port 443 of https, which a browser leaves out of the address it sends, so the two never match exactly: leave the port out\./],
+        /is not valid: redirect_uris\[1\] writes the default port 443 of https, which browsers and URL parsers leave out when they write the address, so the address an app sends as they write it is another string, and addresses are compared as exact strings: leave the port out\./],
       [{ post_logout_redirect_uris: ['https://agent.example/bye', 'HTTPS://agent.example/bye'] },
         /is not valid: post_logout_redirect_uris\[1\] writes its scheme in capital letters, which a browser sends in lower case, so the two never match exactly: write the scheme in lower case\./],
       [{ redirect_uris: ['https://Agent.example/cb?Your-account-is-locked'] }, /is not valid: redirect_uris\[0\] writes its host so that a browser reads another name: write it as a browser does/],
       [{ redirect_uris: ['https://agent.example/a/../Your-account-is-locked'] }, /is not valid: redirect_uris\[0\] has a \. or \.\. segment in its path, which a browser removes before it goes there\./],
       [{ redirect_uris: ['http://127.0.0.1/callback', 'https://agent.example/cb?Your account is locked: call +1 555 0100'] }, /is not valid: redirect_uris\[1\] contains spaces or control characters\./],
     ];
-    // Its kept copy expires; a broken document is never kept, so each is fetched as it is now.
+    // Its kept copy expires, and so does each broken one's failure, a minute on: each is fetched as it is now.
     t.clock.advance(301_000);
     for (const [fields, why] of broken) {
       documents.document(path, fields);
+      t.clock.advance(61_000);
       const page = await refusedPage(t, clientId);
       assert.match(page, why, JSON.stringify(fields));
       assert.doesNotMatch(page, /agent\.example|locked/i, 'nothing the document wrote in its addresses');
     }
     documents.document(path, { post_logout_redirect_uris: ['https://agent.example/bye'] });
+    t.clock.advance(61_000);
     await accepted(t, clientId);
   });
 
