@@ -714,6 +714,39 @@ forEachDatabase('Client ID metadata documents', (database) => {
     }
   });
 
+  test('a failed document is kept a minute, or as its answer\'s Cache-Control says between 1 and 5 minutes: a request meanwhile gets the same refusal without a fetch', async () => {
+    const invalid = { 'content-type': 'application/json' };
+    const cases: Array<{ answer: Answer; why: RegExp; keptSeconds: number }> = [
+      { answer: { status: 404, body: 'gone' }, why: /answered HTTP 404/, keptSeconds: 60 },
+      { answer: { status: 503, headers: { 'cache-control': 'max-age=120' }, body: 'down' }, why: /answered HTTP 503/, keptSeconds: 120 },
+      { answer: { headers: { ...invalid, 'cache-control': 'max-age=5' }, body: 'not json' }, why: /is not JSON/, keptSeconds: 60 },
+      { answer: { headers: { ...invalid, 'cache-control': 'max-age=86400' }, body: '{"client_id":"https://other.example/app.json"}' }, why: /client_id must equal the URL/, keptSeconds: 300 },
+      // Cut off past 5 KB, no answer is read: its Cache-Control says nothing.
+      { answer: { headers: { ...invalid, 'cache-control': 'max-age=86400' }, body: JSON.stringify({ pad: 'x'.repeat(6000) }) }, why: /larger than 5120 bytes/, keptSeconds: 60 },
+    ];
+    for (const { answer, why, keptSeconds } of cases) {
+      const path = freshPath('failing');
+      documents.answers.set(path, answer);
+      assert.match(await refusedPage(t, documents.url(path)), why);
+      t.clock.advance(keptSeconds * 1000 - 1000);
+      assert.match(await refusedPage(t, documents.url(path)), why, `the same refusal after ${keptSeconds - 1} s`);
+      assert.equal(documents.count(path), 1, `kept ${keptSeconds} s: ${JSON.stringify(answer.headers)}`);
+      t.clock.advance(2000);
+      assert.match(await refusedPage(t, documents.url(path)), why);
+      assert.equal(documents.count(path), 2, `fetched again after ${keptSeconds} s`);
+    }
+    // No answer at all is kept a minute too: the requester reads the same, and nothing is sent.
+    const unreachable = `http://127.0.0.1:${await closedPort()}/kept-${process.hrtime.bigint()}.json`;
+    const attempts = () => t.audit.filter((e) => e.audit === 'client_document.unreachable' && e.clientId === unreachable).length;
+    assert.match(await refusedPage(t, unreachable), /could not be fetched: no answer within 5 s/);
+    t.clock.advance(59_000);
+    assert.match(await refusedPage(t, unreachable), /could not be fetched: no answer within 5 s/);
+    assert.equal(attempts(), 1, 'no second attempt within the minute');
+    t.clock.advance(2000);
+    await refusedPage(t, unreachable);
+    assert.equal(attempts(), 2);
+  });
+
   test('at the token endpoint a bad or unreachable document is invalid_client (RFC 6749 5.2)', async () => {
     const path = freshPath('gone');
     const clientId = documents.document(path);
@@ -738,9 +771,10 @@ forEachDatabase('Client ID metadata documents', (database) => {
     const body = await response.json() as { error: string; error_description: string };
     assert.equal(body.error, 'invalid_client');
     assert.match(body.error_description, /answered HTTP 404/);
-    // A failed fetch is not kept; a document that breaks a rule is refused the same way, its
-    // description in RFC 6749 5.2's characters whatever the document holds.
+    // A failed fetch is kept a minute; then a document that breaks a rule is refused the same way,
+    // its description in RFC 6749 5.2's characters whatever the document holds.
     documents.document(path, { redirect_uris: ['http://app.example/callback'], grant_types: ['\u202e"\\'] });
+    t.clock.advance(61_000);
     const invalid = await token({ grant_type: 'refresh_token', refresh_token: refreshToken });
     assert.equal(invalid.status, 401);
     const refusal = await invalid.json() as { error: string; error_description: string };
