@@ -167,6 +167,17 @@ test('a loopback IP redirect URI matches on any port (RFC 8252 7.3), and nothing
   assert.equal(isRegisteredRedirectUri({ redirectUris: ['http://localhost/cb'] }, 'http://localhost:8080/cb'), false);
 });
 
+test('a loopback IP redirect URI stored with its scheme in capitals, before registration asked for lower case, still matches on any port (RFC 3986 3.1, RFC 8252 7.3); all else as written', () => {
+  const client = { redirectUris: ['HTTP://127.0.0.1/callback', 'Http://[::1]:9000/cb'] };
+  assert.equal(isRegisteredRedirectUri(client, 'HTTP://127.0.0.1:51234/callback'), true);
+  assert.equal(isRegisteredRedirectUri(client, 'Http://[::1]/cb'), true);
+  // The port alone may differ: the scheme is compared as written, as every other part is.
+  for (const other of ['http://127.0.0.1:51234/callback', 'http://127.0.0.1/callback', 'HTTP://127.0.0.1:51234/other', 'HTTP://127.0.0.1:51234/callback#x',
+    'HTTP://127.0.0.1:0/callback', 'HTTP://127.0.0.1:65536/callback', 'HTTP://u@127.0.0.1:5/callback', 'HTTPS://127.0.0.1:5/callback']) {
+    assert.equal(isRegisteredRedirectUri(client, other), false, other);
+  }
+});
+
 test('scope parameters parse to known scopes in canonical order, and report unknown ones', () => {
   assert.deepEqual(parseScope('posts:read openid profile:read posts:read'), { scopes: ['openid', 'profile:read', 'posts:read'], dropped: [] });
   assert.deepEqual(parseScope('profile:read write'), { unknown: ['write'] });

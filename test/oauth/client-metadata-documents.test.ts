@@ -366,22 +366,24 @@ forEachDatabase('Client ID metadata documents', (database) => {
     await push(clientId);
     const broken: Array<[Record<string, unknown>, RegExp]> = [
       [{ redirect_uris: ['http://127.0.0.1/callback', 'https://agent.example:443/cb'] },
-        /is not valid: redirect_uris\[1\] writes the default port 443 of https, which a browser leaves out of the address it sends, so the two never match exactly: leave the port out\./],
+        /is not valid: redirect_uris\[1\] writes the default port 443 of https, which browsers and URL parsers leave out when they write the address, so the address an app sends as they write it is another string, and addresses are compared as exact strings: leave the port out\./],
       [{ post_logout_redirect_uris: ['https://agent.example/bye', 'HTTPS://agent.example/bye'] },
         /is not valid: post_logout_redirect_uris\[1\] writes its scheme in capital letters, which a browser sends in lower case, so the two never match exactly: write the scheme in lower case\./],
       [{ redirect_uris: ['https://Agent.example/cb?Your-account-is-locked'] }, /is not valid: redirect_uris\[0\] writes its host so that a browser reads another name: write it as a browser does/],
       [{ redirect_uris: ['https://agent.example/a/../Your-account-is-locked'] }, /is not valid: redirect_uris\[0\] has a \. or \.\. segment in its path, which a browser removes before it goes there\./],
       [{ redirect_uris: ['http://127.0.0.1/callback', 'https://agent.example/cb?Your account is locked: call +1 555 0100'] }, /is not valid: redirect_uris\[1\] contains spaces or control characters\./],
     ];
-    // Its kept copy expires; a broken document is never kept, so each is fetched as it is now.
+    // Its kept copy expires, and so does each broken one's failure, a minute on: each is fetched as it is now.
     t.clock.advance(301_000);
     for (const [fields, why] of broken) {
       documents.document(path, fields);
+      t.clock.advance(61_000);
       const page = await refusedPage(t, clientId);
       assert.match(page, why, JSON.stringify(fields));
       assert.doesNotMatch(page, /agent\.example|locked/i, 'nothing the document wrote in its addresses');
     }
     documents.document(path, { post_logout_redirect_uris: ['https://agent.example/bye'] });
+    t.clock.advance(61_000);
     await accepted(t, clientId);
   });
 
@@ -712,6 +714,39 @@ forEachDatabase('Client ID metadata documents', (database) => {
     }
   });
 
+  test('a failed document is kept a minute, or as its answer\'s Cache-Control says between 1 and 5 minutes: a request meanwhile gets the same refusal without a fetch', async () => {
+    const invalid = { 'content-type': 'application/json' };
+    const cases: Array<{ answer: Answer; why: RegExp; keptSeconds: number }> = [
+      { answer: { status: 404, body: 'gone' }, why: /answered HTTP 404/, keptSeconds: 60 },
+      { answer: { status: 503, headers: { 'cache-control': 'max-age=120' }, body: 'down' }, why: /answered HTTP 503/, keptSeconds: 120 },
+      { answer: { headers: { ...invalid, 'cache-control': 'max-age=5' }, body: 'not json' }, why: /is not JSON/, keptSeconds: 60 },
+      { answer: { headers: { ...invalid, 'cache-control': 'max-age=86400' }, body: '{"client_id":"https://other.example/app.json"}' }, why: /client_id must equal the URL/, keptSeconds: 300 },
+      // Cut off past 5 KB, no answer is read: its Cache-Control says nothing.
+      { answer: { headers: { ...invalid, 'cache-control': 'max-age=86400' }, body: JSON.stringify({ pad: 'x'.repeat(6000) }) }, why: /larger than 5120 bytes/, keptSeconds: 60 },
+    ];
+    for (const { answer, why, keptSeconds } of cases) {
+      const path = freshPath('failing');
+      documents.answers.set(path, answer);
+      assert.match(await refusedPage(t, documents.url(path)), why);
+      t.clock.advance(keptSeconds * 1000 - 1000);
+      assert.match(await refusedPage(t, documents.url(path)), why, `the same refusal after ${keptSeconds - 1} s`);
+      assert.equal(documents.count(path), 1, `kept ${keptSeconds} s: ${JSON.stringify(answer.headers)}`);
+      t.clock.advance(2000);
+      assert.match(await refusedPage(t, documents.url(path)), why);
+      assert.equal(documents.count(path), 2, `fetched again after ${keptSeconds} s`);
+    }
+    // No answer at all is kept a minute too: the requester reads the same, and nothing is sent.
+    const unreachable = `http://127.0.0.1:${await closedPort()}/kept-${process.hrtime.bigint()}.json`;
+    const attempts = () => t.audit.filter((e) => e.audit === 'client_document.unreachable' && e.clientId === unreachable).length;
+    assert.match(await refusedPage(t, unreachable), /could not be fetched: no answer within 5 s/);
+    t.clock.advance(59_000);
+    assert.match(await refusedPage(t, unreachable), /could not be fetched: no answer within 5 s/);
+    assert.equal(attempts(), 1, 'no second attempt within the minute');
+    t.clock.advance(2000);
+    await refusedPage(t, unreachable);
+    assert.equal(attempts(), 2);
+  });
+
   test('at the token endpoint a bad or unreachable document is invalid_client (RFC 6749 5.2)', async () => {
     const path = freshPath('gone');
     const clientId = documents.document(path);
@@ -736,9 +771,10 @@ forEachDatabase('Client ID metadata documents', (database) => {
     const body = await response.json() as { error: string; error_description: string };
     assert.equal(body.error, 'invalid_client');
     assert.match(body.error_description, /answered HTTP 404/);
-    // A failed fetch is not kept; a document that breaks a rule is refused the same way, its
-    // description in RFC 6749 5.2's characters whatever the document holds.
+    // A failed fetch is kept a minute; then a document that breaks a rule is refused the same way,
+    // its description in RFC 6749 5.2's characters whatever the document holds.
     documents.document(path, { redirect_uris: ['http://app.example/callback'], grant_types: ['\u202e"\\'] });
+    t.clock.advance(61_000);
     const invalid = await token({ grant_type: 'refresh_token', refresh_token: refreshToken });
     assert.equal(invalid.status, 401);
     const refusal = await invalid.json() as { error: string; error_description: string };

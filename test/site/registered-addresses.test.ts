@@ -69,16 +69,41 @@ forEachDatabase('addresses on the developer page', (database) => {
     assert.deepEqual(await t.deps.stores.clients.findById(client.clientId), client, 'nothing saved');
   });
 
-  test('the developer page refuses an address with its scheme in capitals or its scheme\'s default port, which a browser leaves out, saying in the page\'s language how to write it', async () => {
+  test('the developer page refuses an address with its scheme in capitals or its scheme\'s default port, which a browser leaves out, saying in the page\'s language that the address an app sends as a browser writes it is another string, and what to register', async () => {
     const { user, visitor, client, page } = await memberWithApp('Port App', 'https://port.example:8443/cb');
     const refusals: Refusal[] = [
-      ['en', '/settings/developers', { name: 'Other App', redirect_uris: 'https://port.example:443/cb', type: 'public' }, /writes the default port 443 of https, which a browser leaves out of the address it sends, so the two never match exactly: write it as https:\/\/port\.example\/cb\./],
+      ['en', '/settings/developers', { name: 'Other App', redirect_uris: 'https://port.example:443/cb', type: 'public' }, /“https:\/\/port\.example:443\/cb” writes the default port 443 of https\. Browsers and URL parsers write this address without it \(https:\/\/port\.example\/cb\), so an app that sends the address as they write it would not match “https:\/\/port\.example:443\/cb”, since addresses are compared as exact strings: register https:\/\/port\.example\/cb\./],
       ['zh-CN', `${page}/redirect-uris`, { redirect_uris: 'HTTPS://port.example/cb' }, /的协议名含有大写字母，而浏览器发送的地址中协议名是小写的，两者永远无法精确匹配：请写作 https:\/\/port\.example\/cb。/],
-      ['zh-TW', `${page}/logout-uris`, { post_logout_redirect_uris: 'http://127.0.0.1:80/bye', backchannel_logout_uri: '' }, /寫出了 http 的預設連接埠 80，瀏覽器送出的網址中會省略它，兩者永遠無法精確比對：請寫作 http:\/\/127\.0\.0\.1\/bye。/],
-      ['zh-CN', `${page}/logout-uris`, { post_logout_redirect_uris: '', backchannel_logout_uri: 'https://port.example:443/bc' }, /写出了 https 的默认端口 443，浏览器发送的地址中会省略它，两者永远无法精确匹配：请写作 https:\/\/port\.example\/bc。/],
+      ['zh-TW', `${page}/logout-uris`, { post_logout_redirect_uris: 'http://127.0.0.1:80/bye', backchannel_logout_uri: '' }, /寫出了 http 的預設連接埠 80。瀏覽器和網址解析程式庫寫這個網址時都會省略預設連接埠（http:\/\/127\.0\.0\.1\/bye），應用程式照此送出的網址與「http:\/\/127\.0\.0\.1:80\/bye」並非同一個字串，而網址須逐字相同才能比對成功：請填寫 http:\/\/127\.0\.0\.1\/bye。/],
+      ['zh-CN', `${page}/logout-uris`, { post_logout_redirect_uris: '', backchannel_logout_uri: 'https://port.example:443/bc' }, /写出了 https 的默认端口 443。浏览器和网址解析库写这个地址时都会省略默认端口（https:\/\/port\.example\/bc），应用照此发送的地址与“https:\/\/port\.example:443\/bc”并非同一个字符串，而地址须逐字相同才能匹配：请填写 https:\/\/port\.example\/bc。/],
     ];
     await allRefused(visitor, refusals);
     assert.equal((await t.deps.stores.clients.listByOwner(user.id)).length, 1);
     assert.deepEqual(await t.deps.stores.clients.findById(client.clientId), client, 'nothing saved');
+  });
+
+  test('an address the app has, saved before a stricter rule, is saved again as it is when its owner saves its list; a new or edited line is checked by today\'s rules', async () => {
+    const { visitor, client, page } = await memberWithApp('Old Rules App', 'https://old.example/cb');
+    // Stored before the scheme's case and the default port were refused.
+    const storedRedirects = ['https://old.example:443/cb', 'HTTPS://old.example/cb'];
+    const storedLogout = { postLogoutRedirectUris: ['https://old.example:443/bye'], backchannelLogoutUri: 'HTTPS://old.example/bc' };
+    assert.ok(await t.deps.stores.clients.setRedirectUris(client.clientId, storedRedirects, t.clock.now(), 'operator'));
+    assert.ok(await t.deps.stores.clients.setLogoutUris(client.clientId, storedLogout, t.clock.now(), 'operator'));
+    visitor.cookies.set('lang', 'en');
+
+    const added = await visitor.post(`${page}/redirect-uris`, { redirect_uris: [...storedRedirects, 'https://old.example/new'].join('\n') });
+    assert.equal(added.status, 303, added.text);
+    assert.deepEqual((await t.deps.stores.clients.findById(client.clientId))!.redirectUris, [...storedRedirects, 'https://old.example/new']);
+    const logout = await visitor.post(`${page}/logout-uris`, { post_logout_redirect_uris: 'https://old.example:443/bye\nhttps://old.example/bye2', backchannel_logout_uri: 'HTTPS://old.example/bc' });
+    assert.equal(logout.status, 303, logout.text);
+    const saved = (await t.deps.stores.clients.findById(client.clientId))!;
+    assert.deepEqual([saved.postLogoutRedirectUris, saved.backchannelLogoutUri], [['https://old.example:443/bye', 'https://old.example/bye2'], 'HTTPS://old.example/bc']);
+
+    const unchanged = await t.deps.stores.clients.findById(client.clientId);
+    await allRefused(visitor, [
+      ['en', `${page}/redirect-uris`, { redirect_uris: 'https://old.example:443/cb\nhttps://old.example:443/cb2' }, /“https:\/\/old\.example:443\/cb2” writes the default port 443 of https/],
+      ['en', `${page}/logout-uris`, { post_logout_redirect_uris: 'https://old.example:443/bye', backchannel_logout_uri: 'HTTPS://old.example/bc2' }, /“HTTPS:\/\/old\.example\/bc2” writes its scheme in capital letters/],
+    ]);
+    assert.deepEqual(await t.deps.stores.clients.findById(client.clientId), unchanged, 'nothing saved');
   });
 });

@@ -2,7 +2,8 @@
  * Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document, INTERFACE section
  * 13): a `client_id` that is an https URL with a path names a JSON document that describes the app.
  * It is fetched when the app first asks (authorize, PAR, token), validated strictly, and kept for
- * as long as its Cache-Control says, between 5 minutes and 24 hours, in a cache of bounded size.
+ * as long as its Cache-Control says, between 5 minutes and 24 hours, in a cache of bounded size;
+ * a failure is kept too, for a minute or as its answer's Cache-Control says up to 5 minutes.
  * Such an app is a public client (PKCE required); it is stored as a client row only when a member
  * approves it or it pushes a request (the rows grants and pushed requests refer to), never merely
  * because someone named it.
@@ -14,7 +15,7 @@ import { BoundedQueue, QueueFullError } from '../bounded-queue.js';
 import { InputError, OAuthError, asErrorDescription, checkAll } from '../errors.js';
 import type { Stores } from '../stores.js';
 import { checkedText, trustClaimCheck } from '../text.js';
-import { type Clock, hasExpired } from '../time.js';
+import { type Clock, type Instant, hasExpired } from '../time.js';
 import { HOST_AS_A_BROWSER_WRITES_IT, canBeClientId, checkPostLogoutRedirectUris, checkRedirectUris, findClient, isLoopbackHost, writesHostAsRead } from './clients.js';
 import type { Client } from './ports.js';
 import { REGISTERED_SCOPES } from './scopes.js';
@@ -23,8 +24,14 @@ import { REGISTERED_SCOPES } from './scopes.js';
 export const DOCUMENT_FETCH_TIMEOUT_MS = 5_000;
 export const DOCUMENT_MAX_BYTES = 5 * 1024;
 /** How long a document is kept, whatever its Cache-Control says. */
-const MIN_CACHE_SECONDS = 5 * 60;
-const MAX_CACHE_SECONDS = 24 * 60 * 60;
+const DOCUMENT_CACHE_SECONDS = { min: 5 * 60, max: 24 * 60 * 60 };
+/**
+ * How long a failed fetch is answered from memory, whatever its answer's Cache-Control says (none
+ * when nothing answered): a broken or hostile document's host is asked at most once a minute per
+ * id, not once per request that names it, and the author of a broken one sees the mended one
+ * within a minute, or as long as their own answer said up to a kept document's least.
+ */
+export const FAILURE_CACHE_SECONDS = { min: 60, max: DOCUMENT_CACHE_SECONDS.min };
 /**
  * How long a document's app's row is kept with no grant and no consent since its document last
  * refreshed it: anyone can store one by pushing a request (at most 60 seconds of use), and a host
@@ -39,7 +46,7 @@ export const DOCUMENT_CLIENT_GRACE_MS = 86_400_000;
  * about 5 % of a returning user's code flow.
  */
 export const DOCUMENT_CLIENT_REFRESH_MS = DOCUMENT_CLIENT_GRACE_MS / 2;
-/** Documents kept at once; the least recently used goes first. */
+/** Documents kept at once, and as many failures; the least recently used goes first. */
 export const DOCUMENT_CACHE_ENTRIES = 1000;
 /**
  * Fetches at once. To one host, at most `DOCUMENT_FETCHES_PER_HOST` run and as many more wait for a
@@ -145,13 +152,13 @@ function hostAllowed(hosts: readonly string[], hostname: string): boolean {
   return hosts.some((entry) => (entry.startsWith('*.') ? host.endsWith(entry.slice(1)) : host === entry));
 }
 
-/** Seconds a document may be kept: `max-age` clamped to the bounds; none, `no-store` or `no-cache`: the least. */
-function cacheSeconds(cacheControl: string | undefined): number {
+/** Seconds an answer may be kept: `max-age` clamped to `bounds`; none, `no-store` or `no-cache`: the least. */
+function cacheSeconds(cacheControl: string | undefined, bounds: { min: number; max: number }): number {
   const directives = (cacheControl ?? '').toLowerCase().split(',').map((d) => d.trim());
-  if (directives.includes('no-store') || directives.includes('no-cache')) return MIN_CACHE_SECONDS;
+  if (directives.includes('no-store') || directives.includes('no-cache')) return bounds.min;
   const maxAge = directives.map((d) => /^max-age="?(\d{1,10})"?$/.exec(d)).find((m) => m !== null);
   const seconds = maxAge ? Number(maxAge[1]) : 0;
-  return Math.min(MAX_CACHE_SECONDS, Math.max(MIN_CACHE_SECONDS, seconds));
+  return Math.min(bounds.max, Math.max(bounds.min, seconds));
 }
 
 /** The app a valid document describes. */
@@ -297,9 +304,36 @@ function rowDescribes(stored: Client, described: DescribedApp): boolean {
  */
 const currentRows = new WeakSet<Client>();
 
-interface CachedDocument {
-  client: DocumentClient;
-  expiresAt: number;
+/** Values kept until they expire, at most `capacity` of them: the least recently used goes first. */
+class KeptUntil<T> {
+  private readonly entries = new Map<string, { value: T; expiresAt: Instant }>();
+
+  constructor(private readonly capacity: number) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  /** The value of `key` if it is kept and fresh at `now`; an expired one is let go. */
+  get(key: string, now: Instant): T | undefined {
+    const kept = this.entries.get(key);
+    if (kept === undefined) return undefined;
+    this.entries.delete(key);
+    if (hasExpired(kept.expiresAt, now)) return undefined;
+    // Least recently used goes first: a hit moves the entry to the end.
+    this.entries.set(key, kept);
+    return kept.value;
+  }
+
+  set(key: string, value: T, expiresAt: Instant): void {
+    this.entries.delete(key);
+    this.entries.set(key, { value, expiresAt });
+    while (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+  }
 }
 
 /**
@@ -310,7 +344,9 @@ interface CachedDocument {
  * limit), well within the shutdown's grace.
  */
 export class ClientMetadataDocuments {
-  private readonly cache = new Map<string, CachedDocument>();
+  private readonly cache = new KeptUntil<DocumentClient>(DOCUMENT_CACHE_ENTRIES);
+  /** Why the last fetch of an id failed (`FAILURE_CACHE_SECONDS`); never a refusal of ours (`DocumentFetchesBusyError`). */
+  private readonly failures = new KeptUntil<string>(DOCUMENT_CACHE_ENTRIES);
   private readonly fetching = new Map<string, Promise<DocumentClient>>();
   /** A host's turns; a host with nothing under way or waiting has no entry. */
   private readonly hostTurns = new Map<string, BoundedQueue>();
@@ -395,20 +431,12 @@ export class ClientMetadataDocuments {
     return client;
   }
 
-  /** The document of `clientId` if it is kept and fresh; an expired one is let go. */
-  private kept(clientId: string): DocumentClient | undefined {
-    const cached = this.cache.get(clientId);
-    if (cached === undefined) return undefined;
-    this.cache.delete(clientId);
-    if (hasExpired(cached.expiresAt, this.clock.now())) return undefined;
-    // Least recently used goes first: a hit moves the entry to the end.
-    this.cache.set(clientId, cached);
-    return cached.client;
-  }
-
   private async document(clientId: string, askedBy: Requester): Promise<DocumentClient> {
-    const kept = this.kept(clientId);
+    const now = this.clock.now();
+    const kept = this.cache.get(clientId, now);
     if (kept) return kept;
+    const failed = this.failures.get(clientId, now);
+    if (failed !== undefined) throw new ClientDocumentError(failed);
     // One host however it is written (`example.com.` is `example.com` to DNS): a line for its
     // default port, one for all its others.
     const url = new URL(clientId);
@@ -466,8 +494,23 @@ export class ClientMetadataDocuments {
     for (const turns of this.hostTurns.values()) turns.refuseWaiting('the instance is shutting down');
   }
 
-  /** The app `fetched` describes, kept in the cache; or why there is none, said at the fetch limit when nothing answered. */
+  /**
+   * The app `fetched` describes, kept in the cache; or why there is none, said at the fetch limit
+   * when nothing answered, and kept as long as `FAILURE_CACHE_SECONDS` says.
+   */
   private async documentFrom(clientId: string, started: number, fetched: FetchedDocument): Promise<DocumentClient> {
+    const keptFor = (bounds: { min: number; max: number }) => this.clock.now() + cacheSeconds(fetched.ok ? fetched.cacheControl : undefined, bounds) * 1000;
+    try {
+      const client = await this.parsedFrom(clientId, started, fetched);
+      this.cache.set(clientId, client, keptFor(DOCUMENT_CACHE_SECONDS));
+      return client;
+    } catch (error) {
+      if (error instanceof ClientDocumentError) this.failures.set(clientId, error.message, keptFor(FAILURE_CACHE_SECONDS));
+      throw error;
+    }
+  }
+
+  private async parsedFrom(clientId: string, started: number, fetched: FetchedDocument): Promise<DocumentClient> {
     if (!fetched.ok && fetched.answered) throw new ClientDocumentError(`The client ID metadata document at ${clientId} could not be fetched: ${fetched.error}.`);
     if (!fetched.ok) {
       // Every fetch that got no answer reads the same and ends at the fetch limit: a refused
@@ -479,11 +522,7 @@ export class ClientMetadataDocuments {
       throw new ClientDocumentError(`The client ID metadata document at ${clientId} could not be fetched: no answer within ${DOCUMENT_FETCH_TIMEOUT_MS / 1000} s from a server this service may reach.`);
     }
     const described = parseClientDocument(clientId, fetched, this.settings);
-    const client = { ...described, claimsSiteTrust: (await trustClaimCheck())(described.name, this.siteNames).length > 0 };
-    const seconds = cacheSeconds(fetched.cacheControl);
-    this.cache.set(clientId, { client, expiresAt: this.clock.now() + seconds * 1000 });
-    while (this.cache.size > DOCUMENT_CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
-    return client;
+    return { ...described, claimsSiteTrust: (await trustClaimCheck())(described.name, this.siteNames).length > 0 };
   }
 }
 

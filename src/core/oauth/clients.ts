@@ -49,6 +49,8 @@ const problem = (message: string, key: string, values: Record<string, string> = 
  * reads (`URL.hostname`, `URL.port`).
  */
 export interface WrittenAuthority {
+  /** The scheme before it, as written (its case included: RFC 3986 3.1 reads it in either). */
+  scheme: string;
   /** All of it, as written. */
   written: string;
   /** All before its last `@`, or `undefined` without one. */
@@ -80,6 +82,7 @@ export function writtenAuthority(uri: string): WrittenAuthority | undefined {
   const hostAndPort = written.slice(at + 1);
   const host = HOST_IN_AUTHORITY.exec(hostAndPort)![0];
   return {
+    scheme: scheme!,
     written,
     userinfo: at === -1 ? undefined : written.slice(0, at),
     host,
@@ -172,7 +175,9 @@ function notWrittenAsSent(uri: string, url: URL): UriProblem | undefined {
   const sent = url.protocol + afterScheme;
   if (defaultPort) {
     const scheme = url.protocol.slice(0, -1);
-    const general = `writes the default port ${port} of ${scheme}, which a browser leaves out of the address it sends, so the two never match exactly`;
+    // Nothing breaks an app that sends the address exactly as registered; but a browser, and the
+    // URL parsers apps build addresses with, write it without the port, and that string is another.
+    const general = `writes the default port ${port} of ${scheme}, which browsers and URL parsers leave out when they write the address, so the address an app sends as they write it is another string, and addresses are compared as exact strings`;
     return problem(`${general}: write it as ${sent}`, 'uriDefaultPort', { port, scheme, written: sent }, `${general}: leave the port out`);
   }
   if (sent === uri) return undefined;
@@ -231,20 +236,26 @@ export function redirectUriProblem(uri: string): string | undefined {
   return redirectProblem(uri)?.message;
 }
 
-const LOOPBACK_URI = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?].*)?$/;
+/** RFC 8252 7.3: the loopback IP literals whose redirect URIs match on any port (not `localhost`, 8.3). */
+const LOOPBACK_IPS = new Set(['127.0.0.1', '[::1]']);
 
 /**
  * A loopback URI with its port taken out, or `undefined` for any other URI, or a port no socket
- * can have (past 65535). The rest is compared as sent: the port alone may differ (RFC 8252 7.3).
- * A `requested` URI's port must also be one a browser goes to as written (`canonicalPort`: not 0,
- * no leading zeros); a registered one's is ignored whatever it is, so an app registered with
- * `:0` before registration refused it still signs in.
+ * can have (past 65535). The rest, its scheme as written included, is compared as sent: the port
+ * alone may differ (RFC 8252 7.3); the scheme is http in either case (RFC 3986 3.1), so an app
+ * stored as "HTTP://127.0.0.1/cb" before registration asked for lower case still matches on any
+ * port. A `requested` URI's port must also be one a browser goes to as written (`canonicalPort`:
+ * not 0, no leading zeros); a registered one's is ignored whatever it is, so an app registered
+ * with `:0` before registration refused it still signs in.
  */
 function withoutLoopbackPort(uri: string, side: 'requested' | 'registered'): string | undefined {
-  const match = LOOPBACK_URI.exec(uri);
-  if (!match || (match[2] !== undefined && Number(match[2]) > 65535)) return undefined;
-  if (side === 'requested' && !canonicalPort(match[2])) return undefined;
-  return `http://${match[1]}${match[3] ?? ''}`;
+  const authority = writtenAuthority(uri);
+  if (authority === undefined || authority.scheme.toLowerCase() !== 'http' || authority.userinfo !== undefined || !LOOPBACK_IPS.has(authority.host)) return undefined;
+  const { scheme, host, port, rest } = authority;
+  // Digits a socket's port can be, then a path, a query or nothing (a fragment or a backslash: no match).
+  if ((port !== undefined && !(/^\d{1,5}$/.test(port) && Number(port) <= 65535)) || !/^(?:[/?]|$)/.test(rest)) return undefined;
+  if (side === 'requested' && !canonicalPort(port)) return undefined;
+  return `${scheme}://${host}${rest}`;
 }
 
 /**
@@ -346,11 +357,18 @@ function uriProblem(field: string, what: string, uri: string, { message, words }
  */
 export type UriNaming = 'quoted' | 'by place';
 
-function checkUriList(uris: string[], field: string, what: string, required: boolean, addedNames: readonly string[], naming: UriNaming): string[] {
+/**
+ * The addresses a list holds, each checked unless the app holds it already (`stored`): one saved
+ * before a rule was made stricter (":443", a scheme in capitals) is saved again as it is, as
+ * `checkClientDetails` keeps a stored name, or its owner could save no other change to the list.
+ * A new or edited line passes today's rules.
+ */
+function checkUriList(uris: string[], field: string, what: string, required: boolean, addedNames: readonly string[], naming: UriNaming, stored: readonly string[]): string[] {
   const unique = [...new Set(uris.map((u) => u.trim()).filter((u) => u !== ''))];
   if (required && unique.length === 0) throw InputError.worded(field, `at least one ${what} is required`, { key: 'apps.urisRequired' });
   if (unique.length > MAX_URIS) throw InputError.worded(field, `at most ${MAX_URIS} ${what}s`, { key: 'apps.urisAtMost', values: { max: MAX_URIS } });
   for (const uri of unique) {
+    if (stored.includes(uri)) continue;
     const found = redirectProblem(uri, addedNames);
     if (!found) continue;
     if (naming === 'quoted') throw uriProblem(field, what, uri, found);
@@ -359,16 +377,17 @@ function checkUriList(uris: string[], field: string, what: string, required: boo
   return unique;
 }
 
-export function checkRedirectUris(uris: string[], naming: UriNaming = 'quoted'): string[] {
-  return checkUriList(uris, 'redirect_uris', 'redirect URI', true, AUTHORIZATION_RESPONSE_NAMES, naming);
+/** Redirect URIs by `redirectProblem`'s rules; those in `stored`, the app's own, are kept as they are (`checkUriList`). */
+export function checkRedirectUris(uris: string[], naming: UriNaming = 'quoted', stored: readonly string[] = []): string[] {
+  return checkUriList(uris, 'redirect_uris', 'redirect URI', true, AUTHORIZATION_RESPONSE_NAMES, naming, stored);
 }
 
 /**
  * RP-Initiated Logout 1.0 section 3.1: post-logout redirect URIs follow the redirect URIs' rules
  * (INTERFACE section 3), and there may be none.
  */
-export function checkPostLogoutRedirectUris(uris: string[], naming: UriNaming = 'quoted'): string[] {
-  return checkUriList(uris, 'post_logout_redirect_uris', 'post-logout redirect URI', false, LOGOUT_RESPONSE_NAMES, naming);
+export function checkPostLogoutRedirectUris(uris: string[], naming: UriNaming = 'quoted', stored: readonly string[] = []): string[] {
+  return checkUriList(uris, 'post_logout_redirect_uris', 'post-logout redirect URI', false, LOGOUT_RESPONSE_NAMES, naming, stored);
 }
 
 /**
@@ -395,10 +414,14 @@ function backchannelLogoutUriProblem(uri: string): UriProblem | undefined {
   return notWrittenAsSent(uri, url);
 }
 
-/** The back-channel logout URI as given, or `null` when none was (an empty field clears it). */
-export function checkBackchannelLogoutUri(value: string | undefined | null): string | null {
+/**
+ * The back-channel logout URI as given, or `null` when none was (an empty field clears it); the
+ * app's own (`stored`) is kept as it is, as `checkUriList` keeps a list's.
+ */
+export function checkBackchannelLogoutUri(value: string | undefined | null, stored: string | null = null): string | null {
   const uri = (value ?? '').trim();
   if (uri === '') return null;
+  if (uri === stored) return uri;
   const found = backchannelLogoutUriProblem(uri);
   if (found) throw uriProblem('backchannel_logout_uri', 'back-channel logout URI', uri, found);
   return uri;
@@ -604,12 +627,13 @@ export async function findOwnedClient(stores: Stores, ownerId: number, clientId:
 
 /**
  * New redirect URIs for an active client, by the same rules as at registration, from its owner
- * on the developer page: new ones are the member's claim, which ends a staff verification.
- * The URIs saved; `undefined` when the client is no longer active (or no longer exists).
+ * on the developer page: new ones are the member's claim, which ends a staff verification; those
+ * the client has are kept as they are (`checkUriList`). The URIs saved; `undefined` when the
+ * client is no longer active (or no longer exists).
  */
-export async function updateRedirectUris(stores: Stores, clock: Clock, clientId: string, uris: string[]): Promise<string[] | undefined> {
-  const redirectUris = checkRedirectUris(uris);
-  return (await stores.clients.setRedirectUris(clientId, redirectUris, clock.now(), 'owner')) ? redirectUris : undefined;
+export async function updateRedirectUris(stores: Stores, clock: Clock, client: Pick<Client, 'clientId' | 'redirectUris'>, uris: string[]): Promise<string[] | undefined> {
+  const redirectUris = checkRedirectUris(uris, 'quoted', client.redirectUris);
+  return (await stores.clients.setRedirectUris(client.clientId, redirectUris, clock.now(), 'owner')) ? redirectUris : undefined;
 }
 
 /**
@@ -628,17 +652,19 @@ export async function updateClientDetails(stores: Stores, clock: Clock, client: 
 
 /**
  * New post-logout redirect URIs and back-channel logout URI for an active client, by the same
- * rules as at registration, from its owner as `updateRedirectUris`; both are replaced together
+ * rules as at registration, from its owner as `updateRedirectUris` (those it has kept as they
+ * are); both are replaced together
  * (an empty back-channel URI removes it). The URIs saved; `undefined` when the client is no longer
  * active (or no longer exists).
  */
-export async function updateLogoutUris(stores: Stores, clock: Clock, clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null | undefined }): Promise<{ postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null } | undefined> {
+export async function updateLogoutUris(stores: Stores, clock: Clock, client: Pick<Client, 'clientId' | 'postLogoutRedirectUris' | 'backchannelLogoutUri'>,
+  uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null | undefined }): Promise<{ postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null } | undefined> {
   const [postLogoutRedirectUris, backchannelLogoutUri] = checkAll(
-    () => checkPostLogoutRedirectUris(uris.postLogoutRedirectUris),
-    () => checkBackchannelLogoutUri(uris.backchannelLogoutUri),
+    () => checkPostLogoutRedirectUris(uris.postLogoutRedirectUris, 'quoted', client.postLogoutRedirectUris),
+    () => checkBackchannelLogoutUri(uris.backchannelLogoutUri, client.backchannelLogoutUri),
   );
   const checked = { postLogoutRedirectUris, backchannelLogoutUri };
-  return (await stores.clients.setLogoutUris(clientId, checked, clock.now(), 'owner')) ? checked : undefined;
+  return (await stores.clients.setLogoutUris(client.clientId, checked, clock.now(), 'owner')) ? checked : undefined;
 }
 
 /**

@@ -553,7 +553,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       const { user, client, base } = form;
       refuseUnlessActive(client);
       try {
-        const redirectUris = await updateRedirectUris(stores, clock, client.clientId, lines(request.body.redirect_uris ?? ''));
+        const redirectUris = await updateRedirectUris(stores, clock, client, lines(request.body.redirect_uris ?? ''));
         if (!redirectUris) throw deactivatedApp();
         await recordAppChange(request, user, client, { redirectUris },
           { audit: 'client.redirect_uris_changed', clientId: client.clientId, ownerId: user.id, redirectUris, via: 'site', address: clientAddress(request) });
@@ -574,7 +574,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     refuseUnlessActive(client);
     const sent = { postLogoutRedirectUris: request.body.post_logout_redirect_uris ?? '', backchannelLogoutUri: request.body.backchannel_logout_uri ?? '' };
     try {
-      const saved = await updateLogoutUris(stores, clock, client.clientId, { postLogoutRedirectUris: lines(sent.postLogoutRedirectUris), backchannelLogoutUri: sent.backchannelLogoutUri });
+      const saved = await updateLogoutUris(stores, clock, client, { postLogoutRedirectUris: lines(sent.postLogoutRedirectUris), backchannelLogoutUri: sent.backchannelLogoutUri });
       if (!saved) throw deactivatedApp();
       await recordAppChange(request, user, client, saved,
         { audit: 'client.logout_uris_changed', clientId: client.clientId, ownerId: user.id, ...saved, via: 'site', address: clientAddress(request) });
