@@ -133,7 +133,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     keys,
     deviceCookies: new DeviceCookies(base.sharedKeys),
     logoutDeliveries: new LogoutDeliveryWorker({ stores, clock, keys, settings, metrics }, sender, settings.logoutDeliveryIntervalSeconds * 1000),
-    mailDeliveries: new MailDeliveryWorker({ stores, clock }, mailTransport, settings.mailDeliveryIntervalSeconds * 1000),
+    mailDeliveries: new MailDeliveryWorker({ stores, clock, metrics }, mailTransport, settings.mailDeliveryIntervalSeconds * 1000),
     hiddenFlags: new HiddenFlagsWorker(stores.posts),
     words,
     mailer,

@@ -18,6 +18,12 @@ export interface Metrics {
   readonly rateLimitRefusals: Counter<'scope' | 'endpoint'>;
   /** Back-channel logout attempts, by outcome: delivered, retrying, abandoned. */
   readonly logoutDeliveries: Counter<'outcome'>;
+  /**
+   * Mail attempts, by outcome (sent, retrying, abandoned) and whose trouble they met (`none`, the
+   * member's `address`, the `site`'s: its relay, its message), so a broken relay shows per attempt
+   * here and not in the log (`RelayWatch`).
+   */
+  readonly mailAttempts: Counter<'outcome' | 'whose'>;
   /** Counts one answered HTTP request (`http_requests_total`) and its duration (`http_request_duration_seconds`). */
   observeHttp(method: string, route: string, status: number, seconds: number): void;
 }
@@ -65,5 +71,6 @@ export function createMetrics(): Metrics {
     signInFailures: new Counter({ name: 'sign_in_failures_total', help: 'Failed sign-ins', labelNames: ['reason'], registers }),
     rateLimitRefusals: new Counter({ name: 'rate_limit_refusals_total', help: 'Requests refused by a rate limit', labelNames: ['scope', 'endpoint'], registers }),
     logoutDeliveries: new Counter({ name: 'logout_deliveries_total', help: 'Back-channel logout attempts', labelNames: ['outcome'], registers }),
+    mailAttempts: new Counter({ name: 'mail_attempts_total', help: 'Mail attempts, by outcome and whose trouble they met', labelNames: ['outcome', 'whose'], registers }),
   };
 }

@@ -1,7 +1,7 @@
 /**
  * How a server's refusal is read (`readReply`, docs/operations.md "Mail"): by its enhanced status
- * code where it gives one (RFC 3463 section 3), else by its basic code (RFC 5321 section 4.2);
- * never by its words. Each rule: whether the mail is given up at once, and whether the member's
+ * code where it gives one whose class agrees with the basic code (RFC 3463 sections 2 and 3), else
+ * by its basic code and the step it answered (RFC 5321 section 4.2); never by its words. Each rule: whether the mail is given up at once, and whether the member's
  * address is what was refused.
  */
 import assert from 'node:assert/strict';
@@ -27,8 +27,12 @@ test('x.1.7 and x.1.8, the sender\'s address refused at RCPT, are the site\'s: t
   reads([['recipient', 553, '5.1.8'], ['recipient', 550, '5.1.7'], ['recipient', 450, '4.1.8']], RETRY_SITE);
 });
 
-test('x.7.y (5.7.1 relay access denied, policy, authentication), x.3.y the mail system and x.5.y the protocol are the site\'s relay refusing the site: tried again, never the member\'s address', () => {
-  reads([['recipient', 554, '5.7.1'], ['recipient', 550, '5.7.26'], ['data', 550, '5.7.1'], ['recipient', 550, '5.3.5'], ['recipient', 421, '4.3.2'], ['recipient', 501, '5.5.4'], ['recipient', 452, '4.5.3'], ['recipient', 451, '4.7.1']], RETRY_SITE);
+test('x.7.y to RCPT (5.7.1 relay access denied, policy, authentication), x.3.y the mail system and x.5.y the protocol are the site\'s relay refusing the site: tried again, never the member\'s address', () => {
+  reads([['recipient', 554, '5.7.1'], ['recipient', 550, '5.7.26'], ['recipient', 550, '5.3.5'], ['recipient', 421, '4.3.2'], ['recipient', 501, '5.5.4'], ['recipient', 452, '4.5.3'], ['recipient', 451, '4.7.1'], ['data', 451, '4.7.1']], RETRY_SITE);
+});
+
+test('a 5.7.y to DATA (the message refused for the site\'s policy or reputation: SPF, DKIM, DMARC) is permanent (RFC 5321 4.2.1): given up at once, the site\'s, never the member\'s address', () => {
+  reads([['data', 550, '5.7.1'], ['data', 550, '5.7.26'], ['data', 554, '5.7.0']], GIVE_UP_SITE);
 });
 
 test('a message too large (552 at DATA, 5.3.4, 5.2.3) or refused for its content (5.6.y) fails again on retry: given up at once, the site\'s', () => {
@@ -40,9 +44,21 @@ test('x.2.y is the member\'s mailbox: full (x.2.2) is tried again, disabled (5.2
   reads([['recipient', 550, '5.2.1']], GIVE_UP_ADDRESS);
 });
 
-test('without an enhanced code (or with an x.4.y), the basic code reads: a 5yz is the member\'s address given up at once, 554 too, save 552 to RCPT, tried again as a 452; a 4yz is tried again', () => {
-  reads([['recipient', 550, null], ['recipient', 554, null], ['data', 554, null], ['recipient', 551, null], ['recipient', 550, '5.4.4']], GIVE_UP_ADDRESS);
-  reads([['recipient', 552, null], ['recipient', 451, null], ['data', 450, '4.4.1']], RETRY_ADDRESS);
+test('without an enhanced code (or with an x.4.y), the basic code reads to RCPT as the recipient\'s: a 5yz is the member\'s address given up at once, 554 too, save 552, tried again as a 452; a 4yz is tried again', () => {
+  reads([['recipient', 550, null], ['recipient', 554, null], ['recipient', 551, null], ['recipient', 550, '5.4.4']], GIVE_UP_ADDRESS);
+  reads([['recipient', 552, null], ['recipient', 451, null], ['recipient', 450, '4.4.1']], RETRY_ADDRESS);
+});
+
+test('without an enhanced code (or with an x.4.y), the basic code reads to DATA as the message\'s or the site\'s, the recipient accepted at RCPT: a 5yz (a bare 554 too) given up at once, a 4yz tried again, never the member\'s address', () => {
+  reads([['data', 554, null], ['data', 550, null], ['data', 552, null], ['data', 554, '5.4.0']], GIVE_UP_SITE);
+  reads([['data', 451, null], ['data', 450, '4.4.1']], RETRY_SITE);
+});
+
+test('an enhanced code whose class is not the basic code\'s first digit (RFC 3463 section 2) is read by the basic code alone: a 550 4.2.2 is permanent, a 451 5.1.1 transient', () => {
+  reads([['recipient', 550, '4.2.2'], ['recipient', 554, '4.7.1']], GIVE_UP_ADDRESS);
+  reads([['recipient', 451, '5.1.1'], ['recipient', 452, '5.2.2']], RETRY_ADDRESS);
+  reads([['data', 550, '4.2.2']], GIVE_UP_SITE);
+  reads([['data', 451, '5.1.1']], RETRY_SITE);
 });
 
 test('a refusal of any other step (sign-in, MAIL FROM) is the site\'s, whatever its codes: tried again', () => {

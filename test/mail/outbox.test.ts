@@ -15,7 +15,7 @@ import { after, before, test } from 'node:test';
 import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { loadSettings } from '../../src/config/settings.js';
-import { MAIL_FIRST_RETRY_MS, MAIL_MAX_AGE_MS, sendDueMail } from '../../src/core/mail/outbox.js';
+import { MAIL_FIRST_RETRY_MS, MAIL_MAX_AGE_MS, RelayWatch, sendDueMail } from '../../src/core/mail/outbox.js';
 import type { NewOutgoingMail } from '../../src/core/mail/ports.js';
 import { EmlFileTransport, SmtpTransport } from '../../src/mail/transports.js';
 import { type TestAppWithSmtp, startAppWithSmtp } from '../support/app.js';
@@ -217,7 +217,7 @@ forEachDatabase('mail outbox', (database) => {
         await queue(m);
         const transport = new SmtpTransport(`smtp://127.0.0.1:${server.port}`, 'no-reply@example.test');
         for (let i = 0; i < 100 && (await row(m.to)).abandoned_at === null; i += 1) {
-          await sendDueMail({ stores: t.deps.stores, clock: t.clock }, transport, log);
+          await sendDueMail({ stores: t.deps.stores, clock: t.clock, metrics: t.deps.metrics }, transport, log, new RelayWatch());
           t.clock.advance(3600 * 1000);
         }
       } finally {
@@ -241,13 +241,47 @@ forEachDatabase('mail outbox', (database) => {
       const m = mail();
       await queue(m);
       const transport = new SmtpTransport(`smtp://127.0.0.1:${(server.server.address() as AddressInfo).port}`, 'no-reply@example.test');
-      const pass = await sendDueMail({ stores: t.deps.stores, clock: t.clock }, transport, { info: () => {}, warn: () => {}, error: () => {} });
+      const pass = await sendDueMail({ stores: t.deps.stores, clock: t.clock, metrics: t.deps.metrics }, transport, { info: () => {}, warn: () => {}, error: () => {} }, new RelayWatch());
       assert.deepEqual([pass.retrying, pass.abandoned], [1, 0], 'tried again, as a wrong SMTP password is');
       const waiting = await row(m.to);
       assert.deepEqual([waiting.abandoned_at, waiting.reply_code], [null, null]);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  });
+
+  test('behind a relay that refuses the site, the log says so once as the trouble starts, at most once an hour while it lasts and once as it ends, never per attempt; mail_attempts_total counts every attempt', async () => {
+    const said = (from: number, message: string) => logLines.slice(from).filter((l) => l.includes(`"msg":"${message}"`)).length;
+    const siteRetries = async () => (await t.deps.metrics.mailAttempts.get()).values
+      .filter((v) => v.labels.outcome === 'retrying' && v.labels.whose === 'site').reduce((n, v) => n + v.value, 0);
+    // A mail the relay takes first, with any a test before left waiting: whatever trouble it left is over.
+    t.clock.advance(MAIL_MAX_AGE_MS);
+    await queue(mail());
+    while ((await send()).claimed > 0);
+    const counted = await siteRetries();
+    const mails = Array.from({ length: 3 }, () => mail());
+    for (const m of mails) {
+      t.smtp.refuse(m.to, 554, '5.7.1 Relay access denied');
+      await queue(m);
+    }
+    const lines = logLines.length;
+    for (let i = 0; i < 6; i += 1) {
+      await send();
+      t.clock.advance(10 * 60_000);
+    }
+    const attempts = (await Promise.all(mails.map((m) => row(m.to)))).reduce((n, r) => n + r.attempts, 0);
+    assert.ok(attempts >= 6, `${attempts} attempts`);
+    assert.equal(said(lines, 'the site\'s mail relay fails the site (SMTP_URL, MAIL_FROM, its rules); mail waits and is tried again'), 1, 'said once as it starts');
+    assert.equal(said(lines, 'the site\'s mail relay still fails the site; mail waits and is tried again'), 0, 'not again within the hour');
+    assert.ok(!logLines.slice(lines).some((l) => l.includes('"mail_id"')), 'no line per attempt');
+    assert.equal(await siteRetries() - counted, attempts, 'every attempt counted');
+    t.clock.advance(3600 * 1000);
+    await send();
+    assert.equal(said(lines, 'the site\'s mail relay still fails the site; mail waits and is tried again'), 1, 'said again after an hour');
+    for (const m of mails) t.smtp.accept(m.to);
+    t.clock.advance(3600 * 1000);
+    assert.equal((await send()).sent, 3);
+    assert.equal(said(lines, 'the site\'s mail relay takes mail again'), 1, 'said once as it ends');
   });
 
   test('the janitor deletes sent and given-up mails after the audit window, never a waiting one', async () => {

@@ -61,11 +61,12 @@ async function mailResetLinks(deps: ResetDeps, login: string, pageLocale: Locale
     if (!perAccount.allowed) continue;
     const token = generateOpaqueId();
     const replaced = await deps.stores.transaction(async (tx) => {
-      const superseded = await tx.mailOutbox.supersede(owner.user.id, RESET_MAIL, now);
       const link = { tokenHash: hashSecret(token), userId: owner.user.id, purpose: 'reset_password', addressKey: null, expiresAt: now + RESET_LINK_MS } as const;
-      await tx.memberEmails.createLink(link, now);
+      // The mail first, queued only while the address is still the account's: an account deletion
+      // that erased it since it was read is waited for or seen, and then neither the mail nor its
+      // link is written (`MailOutboxStore.enqueue`). The new mail, not tried yet, is not superseded.
       // The end of the link is the one stored, as a time: the mail may wait in the outbox long after it was queued.
-      await deps.mailer.send(tx, {
+      const queued = await deps.mailer.send(tx, {
         to: owner.address, userId: owner.user.id, locale: mailLocale(owner.user, pageLocale), name: RESET_MAIL,
         values: {
           // A name someone chose, isolated where it could reorder the greeting (UAX #9, `isolated`).
@@ -73,6 +74,9 @@ async function mailResetLinks(deps: ResetDeps, login: string, pageLocale: Locale
           minutes: RESET_LINK_MS / 60_000, expires: mailTime(link.expiresAt, owner.user, deps.settings.siteTimeZone),
         },
       }, now);
+      if (!queued) return false;
+      const superseded = await tx.mailOutbox.supersede(owner.user.id, RESET_MAIL, now);
+      await tx.memberEmails.createLink(link, now);
       return superseded > 0;
     });
     if (replaced) await deps.limiter.refund(key, RESET_WINDOW_SECONDS, now, perAccount);

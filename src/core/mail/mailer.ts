@@ -55,10 +55,12 @@ export class Mailer {
     return { to: mail.to, subject: t.text(`mail.${mail.name}Subject`, mail.values), text, html: htmlOfText(text, links, mail.locale), language: mail.locale };
   }
 
-  /** Renders and queues the mail; nothing when the site sends no mail. Whether it was queued. */
+  /**
+   * Renders and queues the mail; nothing when the site sends no mail, or when the mail is a
+   * member's and `to` is no longer their address (`MailOutboxStore.enqueue`). Whether it was queued.
+   */
   async send(stores: { mailOutbox: MailOutboxStore }, mail: MailToSend, now: Instant): Promise<boolean> {
     if (!this.enabled) return false;
-    await stores.mailOutbox.enqueue({ ...this.render(mail), userId: mail.userId, kind: mail.name }, now);
-    return true;
+    return stores.mailOutbox.enqueue({ ...this.render(mail), userId: mail.userId, kind: mail.name }, now);
   }
 }

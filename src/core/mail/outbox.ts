@@ -3,15 +3,18 @@
  * conditional write, under a lease, so two instances never send one mail at once), hands each to
  * the transport and records the outcome: sent; given up at once when the server's refusal will
  * not change (`readReply`); else tried again after an exponential back-off with jitter until the
- * mail is a day old, then given up. A give-up is logged; one whose refusal was of the member's
- * address keeps its reply code with that address (`MailRecipientStore`), by which their e-mail
- * settings say the mail did not arrive until a mail to it is accepted. The log names the mail's
- * id, kind and account, never its address, subject or body: a body may hold a single-use link.
+ * mail is a day old, then given up. A give-up is logged (an error when the site's message or
+ * policy was refused for good); the relay's own trouble is logged as it starts and ends
+ * (`RelayWatch`), not per attempt. A give-up whose refusal was of the member's address keeps its
+ * reply code with that address (`MailRecipientStore`), by which their e-mail settings say the
+ * mail did not arrive until a mail to it is accepted. The log names the mail's id, kind and
+ * account, never its address, subject or body: a body may hold a single-use link.
  */
 import { backoffDelayMs } from '../backoff.js';
 import type { Log } from '../log.js';
 import { generateOpaqueId } from '../credentials/formats.js';
 import type { Clock, Instant } from '../time.js';
+import type { CounterPort } from '../oauth/tokens/context.js';
 import type { Stores } from '../stores.js';
 import type { MailTransport, OutgoingMail, SmtpReply } from './ports.js';
 
@@ -52,9 +55,13 @@ const GIVE_UP_ADDRESS: ReplyReading = { giveUp: true, addressRefused: true };
 
 /**
  * Reads a refusal by its codes alone, never its words (docs/operations.md, "Mail"). A reply to
- * anything but RCPT or DATA (sign-in, MAIL FROM) refuses the site, for every mail alike: tried
- * again, so fixing the setting within the day loses nothing. To RCPT or DATA, the enhanced status
- * code decides where the server gives one (RFC 3463 section 3), else the basic code:
+ * anything but RCPT or DATA (the greeting, sign-in, MAIL FROM) refuses the site, for every mail
+ * alike: tried again, so fixing the setting within the day loses nothing. To RCPT or DATA, the
+ * basic code's first digit decides whether the refusal is for good (RFC 5321 section 4.2.1: after
+ * a 5yz "the same request in the same sequence will fail again"), and the enhanced status code,
+ * where the server gives one whose class agrees with that digit (RFC 3463 section 2: "the class
+ * of the enhanced code must match the first digit of the basic reply"; a `550 4.2.2` is read by
+ * its basic code alone), says whose it is (RFC 3463 section 3):
  * - `x.1.y` addressing (a bad mailbox, address or domain) is the member's address, save `x.1.7`
  *   and `x.1.8`, the sender's address (the site's `MAIL_FROM`, refused at RCPT by a relay that
  *   checks the sender late);
@@ -62,22 +69,25 @@ const GIVE_UP_ADDRESS: ReplyReading = { giveUp: true, addressRefused: true };
  *   empty it; save `x.2.3`, a message over the mailbox's size limit;
  * - `5.2.3` and `5.3.4`, a message too large, and `x.6.y`, its content, fail again on retry: given
  *   up at once, the site's (its message), not the member's;
- * - `x.3.y` the mail system, `x.5.y` the protocol and `x.7.y` security or policy (`5.7.1` relay
- *   access denied) are the site's relay refusing the site: tried again;
+ * - `x.7.y` security or policy: to RCPT the site's relay refusing the site (`5.7.1` relay access
+ *   denied), tried again; to DATA the message refused for the site's policy or reputation (SPF,
+ *   DKIM, DMARC), a `5.7.y` given up at once, as a retry fails again; never the member's address;
+ * - `x.3.y` the mail system and `x.5.y` the protocol are the site's relay refusing the site: tried again;
  * - `x.4.y` network and routing, or no enhanced code: by the basic code.
  * By the basic code, its second digit first (RFC 5321 section 4.2.1): `x0z` the syntax (500 to
  * 504), `x1z` information, `x2z` the connection (421) and `x3z` the sign-in (530, 534, 535, 538:
- * RFC 4954 section 6) are the relay answering the site, whatever the mail: tried again. Else a
- * 5yz gives up at once ("the same request in the same sequence will fail again"), the member's
- * address, save `552`: to RCPT a mailbox over its quota, tried again (section 4.5.3.1.10 reads it
- * as the temporary 452); to DATA a message over the server's size limit, given up at once, the
- * site's. A 4yz is tried again, the member's.
+ * RFC 4954 section 6) are the relay answering the site, whatever the mail: tried again. Else by
+ * the step it answered: to RCPT the recipient, so the member's address (a 5yz given up at once,
+ * save `552`, a mailbox over its quota, tried again as section 4.5.3.1.10 reads it as the
+ * temporary 452; a 4yz tried again); to DATA the message or the site (the recipient was accepted
+ * at RCPT), never the member's address (a 5yz, `554` or `552` alike, given up at once; a 4yz
+ * tried again).
  */
 export function readReply(reply: SmtpReply): ReplyReading {
   if (reply.step === 'site') return RETRY_SITE;
   const permanent = reply.code >= 500;
-  const [, subject, detail] = (reply.enhanced ?? '').split('.').map(Number);
-  switch (reply.enhanced === null ? undefined : subject) {
+  const [category, subject, detail] = (reply.enhanced ?? '').split('.').map(Number);
+  switch (category === Math.floor(reply.code / 100) ? subject : undefined) {
     case 1:
       if (detail === 7 || detail === 8) return RETRY_SITE;
       return permanent ? GIVE_UP_ADDRESS : RETRY_ADDRESS;
@@ -88,24 +98,66 @@ export function readReply(reply: SmtpReply): ReplyReading {
       return permanent && detail === 4 ? GIVE_UP_SITE : RETRY_SITE;
     case 6:
       return permanent ? GIVE_UP_SITE : RETRY_SITE;
-    case 5:
     case 7:
+      return permanent && reply.step === 'data' ? GIVE_UP_SITE : RETRY_SITE;
+    case 5:
       return RETRY_SITE;
     default:
       if (Math.floor(reply.code / 10) % 10 < 4) return RETRY_SITE;
-      if (!permanent) return RETRY_ADDRESS;
-      if (reply.code !== 552) return GIVE_UP_ADDRESS;
-      return reply.step === 'data' ? GIVE_UP_SITE : RETRY_ADDRESS;
+      if (reply.step === 'data') return permanent ? GIVE_UP_SITE : RETRY_SITE;
+      return permanent && reply.code !== 552 ? GIVE_UP_ADDRESS : RETRY_ADDRESS;
   }
 }
+
+/** Whose trouble an attempt met, as `mail_attempts_total` counts it: none (sent), the member's address, or the site's. */
+type Whose = 'none' | 'address' | 'site';
 
 export interface MailDeps {
   readonly stores: Pick<Stores, 'mailOutbox' | 'transaction'>;
   readonly clock: Clock;
+  /** Every attempt, by its outcome and whose trouble it met (`mail_attempts_total`). */
+  readonly metrics: { readonly mailAttempts: CounterPort<'outcome' | 'whose'> };
 }
 
-/** One pass over the due mails; returns what became of them. */
-export async function sendDueMail(deps: MailDeps, transport: MailTransport, log: Log, random: () => number = Math.random): Promise<MailPass> {
+/** How often, at most, the log says again that the site's mail relay still fails the site. */
+export const RELAY_REMINDER_MS = 3600 * 1000;
+
+/**
+ * The trouble of the site's mail relay as one instance's sender meets it: unreachable, or
+ * refusing the site (its sign-in, `MAIL_FROM`, its rules for the site: `readReply`). Behind a
+ * broken relay every waiting mail fails again every few minutes, so the log says it when it
+ * starts (a warning), again at most once an hour while it lasts, and when it ends, an attempt
+ * answered for the mail itself (sent, or its address refused); each attempt counts only in
+ * `mail_attempts_total`. Held in memory: a restart says it again at its first failure.
+ */
+export class RelayWatch {
+  private since: Instant | null = null;
+  private toldAt = 0;
+  private failures = 0;
+
+  /** An attempt the relay failed for the site's reason; `details` say the last one (its codes, its error). */
+  failed(at: Instant, log: Log, details: object): void {
+    this.failures += 1;
+    if (this.since === null) {
+      this.since = this.toldAt = at;
+      log.warn(details, 'the site\'s mail relay fails the site (SMTP_URL, MAIL_FROM, its rules); mail waits and is tried again');
+    } else if (at - this.toldAt >= RELAY_REMINDER_MS) {
+      this.toldAt = at;
+      log.warn({ ...details, since: new Date(this.since).toISOString(), failed_attempts: this.failures }, 'the site\'s mail relay still fails the site; mail waits and is tried again');
+    }
+  }
+
+  /** An attempt the relay answered for the mail itself: its trouble, if any, is over. */
+  working(log: Log): void {
+    if (this.since === null) return;
+    log.info({ since: new Date(this.since).toISOString(), failed_attempts: this.failures }, 'the site\'s mail relay takes mail again');
+    this.since = null;
+    this.failures = 0;
+  }
+}
+
+/** One pass over the due mails; returns what became of them. `relay`: the instance's watch over its relay, kept across passes. */
+export async function sendDueMail(deps: MailDeps, transport: MailTransport, log: Log, relay: RelayWatch, random: () => number = Math.random): Promise<MailPass> {
   const pass: MailPass = { claimed: 0, sent: 0, retrying: 0, abandoned: 0 };
   const store = deps.stores.mailOutbox;
   const now = deps.clock.now();
@@ -114,12 +166,17 @@ export async function sendDueMail(deps: MailDeps, transport: MailTransport, log:
   const claim = generateOpaqueId();
   const rows = await store.claim(claim, now, now + MAIL_LEASE_MS, MAIL_BATCH);
   pass.claimed = rows.length;
-  const outcomes = await Promise.all(rows.map((row) => sendOne(deps, transport, log, claim, row, random)));
-  for (const outcome of outcomes) pass[outcome] += 1;
+  const outcomes = await Promise.all(rows.map((row) => sendOne(deps, transport, log, relay, claim, row, random)));
+  for (const [outcome, whose] of outcomes) {
+    pass[outcome] += 1;
+    deps.metrics.mailAttempts.inc({ outcome, whose });
+  }
   return pass;
 }
 
-async function sendOne(deps: MailDeps, transport: MailTransport, log: Log, claim: string, row: OutgoingMail, random: () => number): Promise<'sent' | 'retrying' | 'abandoned'> {
+async function sendOne(
+  deps: MailDeps, transport: MailTransport, log: Log, relay: RelayWatch, claim: string, row: OutgoingMail, random: () => number,
+): Promise<['sent' | 'retrying' | 'abandoned', Whose]> {
   const details = { mail_id: row.id, kind: row.kind, user_id: row.userId, attempt: row.attempts };
   const outcome = await transport.send(row.id, row);
   const at = deps.clock.now();
@@ -128,12 +185,16 @@ async function sendOne(deps: MailDeps, transport: MailTransport, log: Log, claim
     await deps.stores.transaction(async (tx) => {
       if (await tx.mailOutbox.sent(row.id, claim, at) && row.userId !== null) await tx.mailRecipients.accepted(row.userId, row.to);
     });
+    relay.working(log);
     log.info(details, 'mail sent');
-    return 'sent';
+    return ['sent', 'none'];
   }
   const { reply } = outcome;
   const reading = reply === null ? RETRY_SITE : readReply(reply);
+  const whose = reading.addressRefused ? 'address' : 'site';
   const replyLog = reply === null ? {} : { reply_code: reply.code, enhanced_code: reply.enhanced };
+  if (reading.addressRefused) relay.working(log);
+  else if (!reading.giveUp) relay.failed(at, log, { error: outcome.error, ...replyLog });
   const next = at + backoffDelayMs(row.attempts, MAIL_FIRST_RETRY_MS, MAIL_RETRY_CAP_MS, random);
   if (reading.giveUp || next - row.createdAt > MAIL_MAX_AGE_MS) {
     const error = reading.giveUp ? `${outcome.error}; refused for good` : `${outcome.error}; tried for ${Math.round((at - row.createdAt) / 60_000)} minutes`;
@@ -144,14 +205,15 @@ async function sendOne(deps: MailDeps, transport: MailTransport, log: Log, claim
         await tx.mailRecipients.refused(row.userId, row.to, refusedCode);
       }
     });
-    log.warn({ ...details, error, ...replyLog, address_refused: refusedCode !== null }, 'mail given up');
-    return 'abandoned';
+    const given = { ...details, error, ...replyLog, address_refused: refusedCode !== null };
+    // Refused for good for the site's reasons (its message, policy or reputation: SPF, DKIM,
+    // DMARC): each such mail is lost, no member can fix it, and the operator must; an error, once.
+    if (reading.giveUp && !reading.addressRefused) log.error(given, 'mail refused for good for the site\'s reasons (its message, policy or reputation); given up');
+    else log.warn(given, 'mail given up');
+    return ['abandoned', whose];
   }
   await deps.stores.mailOutbox.retryAt(row.id, claim, next, outcome.error);
-  const retry = { ...details, error: outcome.error, ...replyLog, next_attempt_at: new Date(next).toISOString() };
-  // A refusal of the site by its relay is the operator's to fix (SMTP_URL, MAIL_FROM, the relay's
-  // setup): one warning for the attempt, where a mail merely waiting is an info line.
-  if (reply !== null && !reading.addressRefused) log.warn(retry, 'mail refused by the site\'s mail relay; will retry');
-  else log.info(retry, 'mail not sent; will retry');
-  return 'retrying';
+  // A mail waiting for its address is told each attempt; the relay's own trouble is told by `relay`.
+  if (reading.addressRefused) log.info({ ...details, error: outcome.error, ...replyLog, next_attempt_at: new Date(next).toISOString() }, 'mail not sent; will retry');
+  return ['retrying', whose];
 }

@@ -41,8 +41,13 @@ export interface OutgoingMail extends NewOutgoingMail {
  * body, so a link in it lives only as long as it is waiting.
  */
 export interface MailOutboxStore {
-  /** Queues a mail, due at once. */
-  enqueue(mail: NewOutgoingMail, now: Instant): Promise<void>;
+  /**
+   * Queues a mail, due at once; false, queuing nothing, when the mail is a member's and `to` is
+   * no longer their address or pending address (`emailKey`): one conditional write, so a mail
+   * whose address was read before the member's account was deleted (which erases it and their
+   * outbox) never brings the address back.
+   */
+  enqueue(mail: NewOutgoingMail, now: Instant): Promise<boolean>;
   /** Whether a pending mail is due at `now` and not leased: a read, so an idle poll writes nothing. */
   anyDue(now: Instant): Promise<boolean>;
   /**

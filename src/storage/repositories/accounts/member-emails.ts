@@ -170,7 +170,9 @@ export class KyselyMemberEmailStore implements MemberEmailStore, MailRecipientSt
   }
 
   async erase(userId: number): Promise<void> {
-    await this.db.deleteFrom('email_links').where('user_id', '=', userId).execute();
+    // The record first: a mail being queued holds it (`MailOutboxStore.enqueue`) with the link it
+    // writes, and this waits for that transaction, so the links' delete after it sees the link.
     await this.db.deleteFrom('member_emails').where('user_id', '=', userId).execute();
+    await this.db.deleteFrom('email_links').where('user_id', '=', userId).execute();
   }
 }

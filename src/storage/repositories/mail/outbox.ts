@@ -1,5 +1,6 @@
 import { type ExpressionBuilder, type Kysely, PostgresAdapter, type Selectable, sql } from 'kysely';
 import type { MailOutboxStore, NewOutgoingMail, OutgoingMail } from '../../../core/mail/ports.js';
+import { emailKey } from '../../../core/accounts/email.js';
 import { isLocale } from '../../../core/locales.js';
 import type { Instant } from '../../../core/time.js';
 import type { Database, MailOutboxTable } from '../../schema.js';
@@ -30,6 +31,12 @@ function due(now: Instant) {
   ]);
 }
 
+/** The columns a queued mail is written with, and their types: PostgreSQL types a bare parameter in a select list as text. */
+const OUTBOX_TYPES = {
+  user_id: 'integer', kind: 'text', recipient: 'text', subject: 'text', body_text: 'text', body_html: 'text', language: 'text', created_at: 'bigint', next_attempt_at: 'bigint',
+} as const;
+const OUTBOX_COLUMNS = Object.keys(OUTBOX_TYPES) as Array<keyof typeof OUTBOX_TYPES>;
+
 /** Errors are kept for the operator, never a server's whole answer. */
 const ERROR_MAX_LENGTH = 500;
 /** What a row that left the queue keeps of its message: nothing a link could be read from. */
@@ -42,11 +49,33 @@ export class KyselyMailOutboxStore implements MailOutboxStore {
     this.postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   }
 
-  async enqueue(mail: NewOutgoingMail, now: Instant): Promise<void> {
-    await this.db.insertInto('mail_outbox').values({
+  async enqueue(mail: NewOutgoingMail, now: Instant): Promise<boolean> {
+    const values = {
       user_id: mail.userId, kind: mail.kind, recipient: mail.to, subject: mail.subject, body_text: mail.text, body_html: mail.html, language: mail.language,
       created_at: now, next_attempt_at: now,
-    }).execute();
+    };
+    const { userId } = mail;
+    if (userId === null) {
+      await this.db.insertInto('mail_outbox').values(values).execute();
+      return true;
+    }
+    const row = this.db.selectNoFrom(OUTBOX_COLUMNS.map((column) => sql`cast(${values[column]} as ${sql.raw(OUTBOX_TYPES[column])})`.as(column)))
+      .where(({ exists }) => exists(this.holdsAddress(userId, emailKey(mail.to))));
+    const result = await this.db.insertInto('mail_outbox').columns(OUTBOX_COLUMNS).expression(row).executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+  }
+
+  /**
+   * The member's e-mail record while `key` is its address or pending address. On PostgreSQL read
+   * `FOR SHARE`: an account deletion that has erased the record and not yet committed is waited
+   * for (the record, gone, then queues nothing), and one that comes after waits for the mail's
+   * transaction, whose row its later delete of the outbox then sees. SQLite runs one writer at a time.
+   */
+  private holdsAddress(userId: number, key: string) {
+    const record = this.db.selectFrom('member_emails').select('member_emails.user_id')
+      .where('member_emails.user_id', '=', userId)
+      .where((eb) => eb.or([eb('member_emails.address_key', '=', key), eb('member_emails.pending_address_key', '=', key)]));
+    return this.postgres ? record.forShare() : record;
   }
 
   async anyDue(now: Instant): Promise<boolean> {

@@ -1,0 +1,67 @@
+/**
+ * Clears the refusals kept on members' e-mail records that were the site's, not their address's.
+ * For a few hours before refusals were read by whose they are, a mail given up kept the reply
+ * code of any refusal of MAIL FROM, RCPT TO or DATA in `mail_outbox.reply_code` (a relay refusing
+ * the site's sender or policy too, `550 5.7.1`), and 2026-11-30-0070 copied the newest onto the
+ * record; since then some refusals were read as the address's that are the message's or the
+ * site's (a bare `554` to DATA, a `550 5.7.1` to DATA) or read past their basic code (`550 4.2.2`).
+ * Each kept refusal is read again by the outbox row that gave it, the newest of the address's rows
+ * with a reply code, whose `last_error` names the step and the codes (`EENVELOPE: RCPT TO answered
+ * 550 5.1.1; refused for good`), with the rule the sender now reads by (`readReply`, copied here
+ * as it stands today); a refusal of the site is cleared, from the record and from its row. A
+ * refusal whose row the janitor has deleted is kept: nothing tells whose it was. Addresses are
+ * matched lower-cased in JavaScript, as `address_key` was made. Frozen in time: it takes
+ * `Kysely<any>` and imports nothing from the application.
+ */
+import type { Kysely } from 'kysely';
+
+interface Refused {
+  id: number;
+  user_id: number;
+  recipient: string;
+  abandoned_at: string | number;
+  last_error: string | null;
+}
+
+/** The step and codes a give-up's `last_error` names, as the transport wrote it since reply codes were kept. */
+const ERROR = /^[^:]*: (.+?) answered ([2-5]\d{2})(?: ([245])\.(\d{1,3})\.(\d{1,3}))?(?:;|$)/;
+
+/** Whether the refusal `error` tells was of the member's address (`readReply` of 2026-12-01). */
+function addressRefused(error: string | null): boolean {
+  const [, command, basic, category, subject, detail] = ERROR.exec(error ?? '') ?? [];
+  if (basic === undefined || (command !== 'RCPT TO' && command !== 'DATA')) return false;
+  const code = Number(basic);
+  switch (Number(category) === Math.floor(code / 100) ? Number(subject) : undefined) {
+    case 1: return Number(detail) !== 7 && Number(detail) !== 8;
+    case 2: return Number(detail) !== 3;
+    case 3: case 5: case 6: case 7: return false;
+    default: return Math.floor(code / 10) % 10 >= 4 && command === 'RCPT TO';
+  }
+}
+
+export async function up(db: Kysely<any>): Promise<void> {
+  // The refused rows of the members with a refusal kept: few rows, read once.
+  const rows: Refused[] = await db.selectFrom('mail_outbox')
+    .select(['id', 'user_id', 'recipient', 'abandoned_at', 'last_error'])
+    .where('reply_code', 'is not', null).where('abandoned_at', 'is not', null)
+    .where('user_id', 'in', (eb: any) => eb.selectFrom('member_emails').select('user_id')
+      .where((e: any) => e.or([e('refusal_code', 'is not', null), e('pending_refusal_code', 'is not', null)])))
+    .execute();
+  const newest = new Map<string, Refused>();
+  for (const row of rows) {
+    const key = `${row.user_id} ${row.recipient.trim().toLowerCase()}`;
+    const kept = newest.get(key);
+    const later = kept === undefined || Number(row.abandoned_at) > Number(kept.abandoned_at) || (Number(row.abandoned_at) === Number(kept.abandoned_at) && row.id > kept.id);
+    if (later) newest.set(key, row);
+  }
+  for (const row of newest.values()) {
+    if (addressRefused(row.last_error)) continue;
+    const addressKey = row.recipient.trim().toLowerCase();
+    await db.updateTable('member_emails').set({ refusal_code: null }).where('user_id', '=', row.user_id).where('address_key', '=', addressKey).execute();
+    await db.updateTable('member_emails').set({ pending_refusal_code: null }).where('user_id', '=', row.user_id).where('pending_address_key', '=', addressKey).execute();
+    await db.updateTable('mail_outbox').set({ reply_code: null }).where('id', '=', row.id).execute();
+  }
+}
+
+/** The refusals cleared were not the members' to be told of: nothing to put back. */
+export async function down(_db: Kysely<any>): Promise<void> {}
