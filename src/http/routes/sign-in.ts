@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../core/accounts/ports.js';
+import { TYPED_USERNAME_MAX_LENGTH } from '../../core/accounts/accounts.js';
 import { authenticateWithPasskey, authenticationOptions, passkeyAmr, passkeyRef } from '../../core/accounts/passkeys.js';
 import type { SecurityEventKind } from '../../core/accounts/security-log.js';
 import {
@@ -14,7 +15,6 @@ import { MAX_RETURN_TO_LENGTH, applicationReturnedTo } from '../../core/oauth/au
 import { recordRefusedSignIn, signIn } from '../../core/accounts/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
-import { firstCharacters } from '../../core/text.js';
 import { UNREADABLE_STATUS, retryMessage, sendPage, unreadableTotp } from '../pages.js';
 import {
   MAX_LOST_UI_LOCALES_LENGTH, type SignInProof, attemptOrigin, clearPendingCookie, currentSignIn, deviceCookie, endSession, eventOrigin, lostRequestLocale, pageContext, pendingCookie,
@@ -122,7 +122,10 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
   app.get('/login', page, async (request: FastifyRequest<{ Querystring: { return_to?: string; login_hint?: string; reauth?: string; too_long?: string; ui_locales?: string } }>, reply) => {
     const context = await pageContext(request, reply);
     const returnTo = safeReturnTo(request.query.return_to);
-    const hint = typeof request.query.login_hint === 'string' ? firstCharacters(request.query.login_hint, 64) : '';
+    // A hint longer than the username field takes (the authorization endpoint passes up to 256,
+    // OpenID Connect Core 3.1.2.1 leaves its form open) can name no account: cut short it would
+    // name another, so the field is left empty.
+    const hint = typeof request.query.login_hint === 'string' && request.query.login_hint.length <= TYPED_USERNAME_MAX_LENGTH ? request.query.login_hint : '';
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
       .send(signInPage(context, { username: hint, returnTo, appName: await appNameFor(app, request, returnTo), reauthenticate: request.query.reauth === '1',
         ...lostRequestOf(request.query) }).value);
