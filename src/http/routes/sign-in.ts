@@ -235,6 +235,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       const origin = attemptOrigin(request);
       // The code is spent only if this request finishes the sign-in (`finishSignInWithCode`).
       const checked = await finishSignInWithCode(deps, pending, user, request.body.code ?? '', origin);
+      if (!checked.ok && checked.reason === 'not_active') return notActive(request, reply, user, pending);
       if (!checked.ok && checked.reason === 'gone') {
         clearPendingCookie(request, reply);
         return pendingGone(request, reply);
