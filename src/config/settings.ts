@@ -100,6 +100,8 @@ export interface Settings {
   readonly mailDeliveryIntervalSeconds: number;
   /** DYNAMIC_REGISTRATION: whether apps may register themselves at /api/oauth/register (RFC 7591, INTERFACE section 13). */
   readonly dynamicRegistration: boolean;
+  /** APPEAL_CONTACT: where a member who is not active appeals, an https URL or a mailto: address, which the sign-in page links to; `undefined`: no link. */
+  readonly appealContact: string | undefined;
 }
 
 export type TrustProxy = false | number | readonly string[];
@@ -397,6 +399,34 @@ function mailFrom(env: Env, baseUrl: string, names: SiteNames): string {
   return raw;
 }
 
+/** The longest APPEAL_CONTACT: a link on a page, not a document. */
+const APPEAL_CONTACT_MAX = 2000;
+
+/**
+ * APPEAL_CONTACT: an https URL (a form, a help page) or `mailto:` one address, which the sign-in
+ * page of a member who is not active links to. It becomes a link's `href`, so any other scheme
+ * (`javascript:`, `data:`, plain http), a space or control character (which the URL parser would
+ * drop silently) or credentials in it stops the start.
+ */
+function appealContact(env: Env): string | undefined {
+  const raw = (env.APPEAL_CONTACT ?? '').trim();
+  if (raw === '') return undefined;
+  // Shown without a user and password someone put in it: the line goes to the journal.
+  const shown = withoutCredentials(raw);
+  const accepts = 'an https:// URL (https://example.com/appeals) or mailto: and one address (mailto:staff@example.com)';
+  if (raw.length > APPEAL_CONTACT_MAX || /[\s\p{Cc}\p{Cf}]/u.test(raw)) return invalid('APPEAL_CONTACT', shown, accepts);
+  // One address and no headers (RFC 6068 2): nothing to add a recipient or a body with.
+  if (/^mailto:/i.test(raw)) return /^mailto:[^@<>"?&,;:\/]+@[a-z0-9.-]+$/i.test(raw) ? raw : invalid('APPEAL_CONTACT', shown, accepts);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return invalid('APPEAL_CONTACT', shown, accepts);
+  }
+  if (url.protocol !== 'https:' || url.hostname === '' || url.username !== '' || url.password !== '') invalid('APPEAL_CONTACT', shown, accepts);
+  return url.href;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** Whether BASE_URL names a loopback host: a developer's machine. */
@@ -478,5 +508,6 @@ export function loadSettings(env: Env = process.env): Settings {
     mailFrom: mailFrom(env, baseUrl, names),
     mailDeliveryIntervalSeconds: integer(env, 'MAIL_DELIVERY_INTERVAL', 2, 0, 3600),
     dynamicRegistration: onOff(env, 'DYNAMIC_REGISTRATION', true),
+    appealContact: appealContact(env),
   });
 }

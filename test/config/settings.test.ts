@@ -207,3 +207,17 @@ test('a site name with a control or format character, a quote, an angle bracket 
   assert.throws(() => loadSettings({ SITE_NAME_ZH_CN: '河\u202E畔' }), /SITE_NAME_ZH_CN/);
   assert.equal(loadSettings({ SITE_NAME: '河'.repeat(60) }).siteNames.en, '河'.repeat(60), '60 characters, not bytes');
 });
+
+test('APPEAL_CONTACT, where a member who is not active appeals, is an https URL or mailto: one address; unset, none; anything else a page could not safely link to stops the start', () => {
+  assert.equal(loadSettings({}).appealContact, undefined);
+  assert.equal(loadSettings({ APPEAL_CONTACT: 'https://help.example.com/appeals?from=sign-in' }).appealContact, 'https://help.example.com/appeals?from=sign-in');
+  assert.equal(loadSettings({ APPEAL_CONTACT: ' mailto:appeals@example.com ' }).appealContact, 'mailto:appeals@example.com');
+  for (const APPEAL_CONTACT of [
+    'javascript:alert(1)', 'JavaScript://example.com/%0aalert(1)', 'data:text/html,hi', 'http://help.example.com/', 'help.example.com', 'https://',
+    'https://user:secret@help.example.com/', 'https://help.example.com/\nappeals', 'https://help.example.com/\u202eslaeppa', 'mailto:', 'mailto:appeals',
+    'mailto:a@example.com,b@example.com', 'mailto:appeals@example.com?body=hi', `https://help.example.com/${'a'.repeat(2000)}`,
+  ]) {
+    assert.throws(() => loadSettings({ APPEAL_CONTACT }),
+      (e: unknown) => e instanceof SettingsError && /^invalid setting APPEAL_CONTACT=.*: accepts an https:\/\/ URL .* or mailto:/.test(e.message) && !e.message.includes('secret'), JSON.stringify(APPEAL_CONTACT));
+  }
+});

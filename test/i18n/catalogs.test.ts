@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { IntlMessageFormat } from 'intl-messageformat';
 import { LOCALES } from '../../src/core/locales.js';
-import { readCatalog } from '../../src/i18n/catalogs.js';
+import { USERNAME_MAX_LENGTH, USERNAME_MIN_LENGTH, checkUsername } from '../../src/core/accounts/accounts.js';
+import type { InputError } from '../../src/core/errors.js';
+import { readCatalog, translator } from '../../src/i18n/catalogs.js';
 
 const catalogs = new Map(LOCALES.map((locale) => [locale, readCatalog(locale)]));
 const english = catalogs.get('en')!;
@@ -95,4 +97,17 @@ test('every message the code names is in the English catalog', () => {
     }
   }
   assert.deepEqual(missing, []);
+});
+
+test('the username bounds in the sign-up hint and the shape problem are the constants\' (ICU arguments): a changed constant changes every page, in every language', () => {
+  const problem = (() => { try { checkUsername('a'); } catch (error) { return (error as InputError).problems[0]?.words; } return undefined; })();
+  assert.deepEqual(problem, { key: 'problems.usernameShape', values: { min: USERNAME_MIN_LENGTH, max: USERNAME_MAX_LENGTH } }, 'the problem carries the bounds');
+  for (const locale of LOCALES) {
+    const t = translator(locale);
+    for (const key of ['sign-up.usernameHint', 'problems.usernameShape']) {
+      // Bounds no catalog holds as text: only arguments can put them there.
+      const said = t.text(key, { min: 7, max: 43 });
+      assert.ok(said.includes('7') && said.includes('43') && !said.includes('30'), `${locale} ${key}: ${said}`);
+    }
+  }
 });

@@ -71,4 +71,23 @@ forEachDatabase('typed usernames', (database) => {
       assert.equal(/\bmaxlength="(\d+)"/.exec(field)?.[1], String(TYPED_USERNAME_MAX_LENGTH), `${path}: ${field}`);
     }
   });
+  test('the sign-up form refuses no username the server takes: the server counts after NFKC, so the field sets no minlength a typed ligature falls under (ﬀa, 2 characters, is ffa)', async () => {
+    const visitor = new AddressedVisitor(t.baseUrl);
+    const typed = '\uFB00a';
+    assert.equal(typed.normalize('NFKC'), 'ffa');
+    const field = /<input[^>]*\bid="username"[^>]*>/.exec((await visitor.get('/signup')).text)?.[0] ?? '';
+    const minlength = Number(/\bminlength="(\d+)"/.exec(field)?.[1] ?? 0);
+    assert.ok(typed.length >= minlength, `the browser would refuse ${typed.length} characters: ${field}`);
+    const page = await visitor.post('/signup', { username: typed, password: PASSWORD });
+    assert.equal(page.status, 303, page.text.slice(0, 500));
+    assert.equal((await findTypedAccount(t.deps.stores, typed))?.username, 'ffa');
+  });
+
+  test('a login_hint longer than the username field takes fills nothing in: cut to the field it would name another account', async () => {
+    const visitor = new AddressedVisitor(t.baseUrl);
+    const filled = async (hint: string) => /<input[^>]*\bid="username"[^>]*\bvalue="([^"]*)"/.exec((await visitor.get(`/login?login_hint=${encodeURIComponent(hint)}`)).text)?.[1];
+    const atBound = 'h'.repeat(TYPED_USERNAME_MAX_LENGTH);
+    assert.equal(await filled(atBound), atBound, 'a hint the field takes fills it');
+    assert.equal(await filled(`${atBound}h`), '', 'one character more fills nothing');
+  });
 });

@@ -10,6 +10,7 @@ import { after, before, test } from 'node:test';
 import { setAccountStatus, setPassword } from '../../src/core/accounts/accounts.js';
 import { BEARER_REFUSALS } from '../../src/core/api/bearer.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
+import { generateRecoveryCodes, hashRecoveryCode } from '../../src/core/accounts/recovery-codes.js';
 import type { UserStatus } from '../../src/core/accounts/ports.js';
 import { get, newAccessToken, newPersonalToken } from '../api/fixtures.js';
 import { Browser, PASSWORD, clientFields, freshCode, newUser, obtainTokens, signedInBrowser, tokenRequest } from '../oauth/helpers.js';
@@ -23,21 +24,24 @@ const NOT_ACTIVE: readonly UserStatus[] = ['suspended', 'banned', 'deleted'];
 const TOTP_STEP_MS = 30_000;
 
 /** What each language's page says for each status after the right password, and for a wrong one. */
-const TOLD: Record<string, { status: Record<string, string>; turnTo: string; wrong: string }> = {
+const TOLD: Record<string, { status: Record<string, string>; turnTo: string; wrong: string; shown: Record<'password' | 'passkey', string> }> = {
   en: {
     status: { suspended: 'This account is suspended', banned: 'This account is banned', deleted: 'This account was deleted' },
     turnTo: 'contact the staff of Community',
     wrong: 'That username and password do not match an account that can sign in.',
+    shown: { password: 'Your password is right', passkey: 'Your passkey was verified' },
   },
   'zh-CN': {
     status: { suspended: '该账号已被暂停使用', banned: '该账号已被封禁', deleted: '该账号已被删除' },
     turnTo: '请联系社区的管理人员',
     wrong: '用户名或密码不正确，或该账号无法登录。',
+    shown: { password: '你的密码是正确的', passkey: '你的通行密钥已验证通过' },
   },
   'zh-TW': {
     status: { suspended: '此帳號已暫停使用', banned: '此帳號已被停權', deleted: '此帳號已刪除' },
     turnTo: '請聯絡社群的管理人員',
     wrong: '使用者名稱或密碼不正確，或此帳號無法登入。',
+    shown: { password: '你的密碼是正確的', passkey: '你的通行金鑰已通過驗證' },
   },
 };
 
@@ -212,5 +216,63 @@ forEachDatabase('an account that is not active is told so', (database) => {
     const forged = await (await passkeyAlone(new Browser(t), passkey, true)).text();
     assert.ok(forged.includes('That passkey could not be verified'), 'a forged passkey is told it could not be verified');
     assert.ok(!forged.includes(TOLD.en!.status.suspended!), 'and learns nothing of the status');
+  });
+  test('the page that tells an account\'s holder it is not active says what they showed: a passkey that verified is not told its password is right, in the reader\'s language', async () => {
+    const user = await newUser(t);
+    const browser = new Browser(t);
+    assert.equal((await browser.signIn(user.username)).status, 303);
+    const passkey = await addPasskey(t, browser);
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'banned');
+    for (const [locale, told] of Object.entries(TOLD)) {
+      const byPasskey = await (await passkeyAlone(new Browser(t, { 'accept-language': locale }), passkey)).text();
+      assert.ok(byPasskey.includes(told.status.banned!) && byPasskey.includes(told.shown.passkey), `${locale}: the passkey is named`);
+      assert.ok(!byPasskey.includes(told.shown.password), `${locale}: no password was given, none is said to be right`);
+      const byPassword = await (await new Browser(t, { 'accept-language': locale }).signIn(user.username, PASSWORD)).text();
+      assert.ok(byPassword.includes(told.shown.password) && !byPassword.includes(told.shown.passkey), `${locale}: the password is named`);
+    }
+  });
+
+  test('a recovery code that passes the second step of an account that is not active is not spent: its holder is told the status, and the code signs in once the account is active again', async () => {
+    const { user } = await person(t, 'member', { twoStep: true });
+    const [code] = generateRecoveryCodes(1);
+    await t.deps.stores.secondFactors.replaceRecoveryCodes(user.id, [hashRecoveryCode(code!)], t.clock.now());
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
+    const secondStep = async () => {
+      const holder = new Visitor(t.baseUrl);
+      assert.equal((await holder.post('/login', { username: user.username, password: MEMBER_PASSWORD, return_to: '/' })).location, '/login/second-step');
+      return holder.post('/login/second-step', { code: code! });
+    };
+    const told = await secondStep();
+    assert.equal(told.status, 401, 'not signed in');
+    assert.ok(told.text.includes(TOLD.en!.status.suspended!), 'told the status');
+    assert.equal(await t.deps.stores.secondFactors.countUnusedRecoveryCodes(user.id), 1, 'the code is not spent');
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'active');
+    const signedIn = await secondStep();
+    assert.equal(signedIn.status, 303, 'the kept code signs in');
+    assert.equal(await t.deps.stores.secondFactors.countUnusedRecoveryCodes(user.id), 0, 'and is spent then');
+  });
+  test('the way to appeal links to APPEAL_CONTACT when the operator set it, in every language; unset, it names the staff and links nowhere', async () => {
+    const hint = (page: string) => /<p class="hint">[^]*?<\/p>/.exec(page.slice(page.indexOf('role="alert"')))?.[0] ?? '';
+    const banned = async (app: TestApp) => {
+      const user = await newUser(app);
+      await setAccountStatus(app.deps.stores, app.deps.clock, user.id, 'banned');
+      return user;
+    };
+    const unlinked = await banned(t);
+    assert.doesNotMatch(hint(await (await new Browser(t).signIn(unlinked.username, PASSWORD)).text()), /<a\b/, 'unset: no link');
+    for (const contact of ['mailto:appeals@example.com', 'https://help.example.com/appeals?from=sign-in']) {
+      const linked = await startTestApp(database, { env: { APPEAL_CONTACT: contact } });
+      try {
+        const user = await banned(linked);
+        for (const [locale, told] of Object.entries(TOLD)) {
+          const page = hint(await (await new Browser(linked, { 'accept-language': locale }).signIn(user.username, PASSWORD)).text());
+          const href = contact.replace(/&/g, '&amp;');
+          assert.ok(page.includes(`<a href="${href}">${told.turnTo.replace(/^[请請]/, '')}</a>`), `${contact} ${locale}: ${page}`);
+          assert.ok(page.includes(user.username), `${locale}: the account is still named`);
+        }
+      } finally {
+        await linked.close();
+      }
+    }
   });
 });

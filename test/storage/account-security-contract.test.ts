@@ -162,11 +162,24 @@ forEachDatabase('account security storage contract', (database) => {
     assert.equal(await stores.secondFactors.acceptTotpStep(user.id, 100), false, 'the enrolment step is spent');
     assert.equal(winners(await Promise.all(Array.from({ length: RACERS }, () => stores.secondFactors.acceptTotpStep(user.id, 101)))), 1);
     assert.equal(await stores.secondFactors.acceptTotpStep(user.id, 99), false);
-    assert.equal(winners(await Promise.all(Array.from({ length: RACERS }, () => stores.secondFactors.useRecoveryCode(user.id, 'h1', T0)))), 1);
+    const uses = await Promise.all(Array.from({ length: RACERS }, () => stores.secondFactors.useRecoveryCode(user.id, 'h1', T0)));
+    assert.deepEqual([uses.filter((use) => use === 'used').length, uses.filter((use) => use === 'wrong').length], [1, RACERS - 1]);
     assert.equal(await stores.secondFactors.countUnusedRecoveryCodes(user.id), 1);
     assert.equal(await stores.secondFactors.removeTotp(user.id), true);
     assert.equal(await stores.secondFactors.findTotp(user.id), undefined);
     assert.equal(await stores.secondFactors.countUnusedRecoveryCodes(user.id), 0);
+  });
+
+  test('a recovery code is spent only while its account is active, in the same write: of an account that is not, a right code is kept unused, a wrong one is wrong', async () => {
+    const user = await newUser();
+    await stores.secondFactors.replaceRecoveryCodes(user.id, ['k1'], T0);
+    assert.ok(await stores.users.setStatus(user.id, 'suspended', T0));
+    assert.equal(await stores.secondFactors.useRecoveryCode(user.id, 'k1', T0 + 1), 'kept');
+    assert.equal(await stores.secondFactors.useRecoveryCode(user.id, 'other', T0 + 1), 'wrong');
+    assert.equal(await stores.secondFactors.countUnusedRecoveryCodes(user.id), 1, 'the code is not spent');
+    assert.ok(await stores.users.setStatus(user.id, 'active', T0 + 2));
+    assert.equal(await stores.secondFactors.useRecoveryCode(user.id, 'k1', T0 + 3), 'used');
+    assert.equal(await stores.secondFactors.useRecoveryCode(user.id, 'k1', T0 + 4), 'wrong', 'once');
   });
 
   test('a passkey registered by 20 racing requests lands once; every other is a ConflictError, never a failed statement', async () => {

@@ -11,10 +11,12 @@ import { type ProfileChanges, USER_STATUSES, type User, type UserStatus } from '
 import { checkedText, hasVisibleCharacter } from '../text.js';
 import { type Clock, type Instant, hasExpired } from '../time.js';
 
-/** The shortest and the longest username USERNAME_SHAPE takes. */
-const USERNAME_MIN_LENGTH = 3;
-const USERNAME_MAX_LENGTH = 30;
+/** The shortest and the longest username USERNAME_SHAPE takes, in characters as read (after NFKC); the pages' hints and problems say them. */
+export const USERNAME_MIN_LENGTH = 3;
+export const USERNAME_MAX_LENGTH = 30;
 export const USERNAME_RULE = `${USERNAME_MIN_LENGTH} to ${USERNAME_MAX_LENGTH} letters, digits, "_" or "-", starting and ending with a letter or digit`;
+/** The bounds as the catalogs' `usernameHint` and `usernameShape` take them. */
+export const USERNAME_BOUNDS = { min: USERNAME_MIN_LENGTH, max: USERNAME_MAX_LENGTH } as const;
 /** A letter or digit at each end, and between them the rest of USERNAME_MIN_LENGTH to USERNAME_MAX_LENGTH. */
 const USERNAME_SHAPE = new RegExp(`^[A-Za-z0-9][A-Za-z0-9_-]{${USERNAME_MIN_LENGTH - 2},${USERNAME_MAX_LENGTH - 2}}[A-Za-z0-9]$`);
 
@@ -44,7 +46,7 @@ export function readTypedUsername(typed: string): string | undefined {
  */
 export function checkUsername(typed: string): string {
   const username = readTypedUsername(typed);
-  if (username === undefined || !USERNAME_SHAPE.test(username)) throw InputError.worded('username', `username must be ${USERNAME_RULE}`, { key: 'problems.usernameShape' });
+  if (username === undefined || !USERNAME_SHAPE.test(username)) throw InputError.worded('username', `username must be ${USERNAME_RULE}`, { key: 'problems.usernameShape', values: USERNAME_BOUNDS });
   return username;
 }
 

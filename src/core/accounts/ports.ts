@@ -147,6 +147,9 @@ export interface TotpCredential {
   lastStep: number | null;
 }
 
+/** What `SecondFactorStore.useRecoveryCode` did with a code. */
+export type RecoveryCodeUse = 'used' | 'kept' | 'wrong';
+
 export interface SecondFactorStore {
   findTotp(userId: number): Promise<TotpCredential | undefined>;
   /** Starts (or restarts) an enrolment; `false` when the account already has a confirmed app. */
@@ -163,8 +166,13 @@ export interface SecondFactorStore {
   acceptTotpStep(userId: number, step: number): Promise<boolean>;
   /** Removes the app and every recovery code; whether there was a confirmed app. */
   removeTotp(userId: number): Promise<boolean>;
-  /** Marks the unused recovery code with this hash used, in one conditional write; whether it was. */
-  useRecoveryCode(userId: number, codeHash: string, now: Instant): Promise<boolean>;
+  /**
+   * Marks the unused recovery code with this hash used, in one conditional write, and only while
+   * the account is active, in that same write: `'used'`; `'kept'` when the code is unused but the
+   * account is not active (a sign-in that cannot finish spends no one-time code); `'wrong'` when
+   * the account has no such unused code.
+   */
+  useRecoveryCode(userId: number, codeHash: string, now: Instant): Promise<RecoveryCodeUse>;
   replaceRecoveryCodes(userId: number, codeHashes: readonly string[], now: Instant): Promise<void>;
   countUnusedRecoveryCodes(userId: number): Promise<number>;
 }

@@ -138,12 +138,14 @@ async function proofOf(deps: TwoStepDeps, user: User, code: string, now: Instant
 
 /**
  * Spends `proof` by one conditional write through `stores`: a TOTP step only if later than the
- * last one accepted (RFC 6238 5.2: never twice), a recovery code only if unused. Whether it was.
+ * last one accepted (RFC 6238 5.2: never twice), a recovery code only if unused and the account
+ * active. `true` spent; `'kept'` a right recovery code left unused, its account not active;
+ * `false` refused.
  */
-function spend(stores: Stores, userId: number, proof: Proof, now: Instant): Promise<boolean> {
-  return proof.method === 'totp'
-    ? stores.secondFactors.acceptTotpStep(userId, proof.step)
-    : stores.secondFactors.useRecoveryCode(userId, proof.codeHash, now);
+async function spend(stores: Stores, userId: number, proof: Proof, now: Instant): Promise<boolean | 'kept'> {
+  if (proof.method === 'totp') return stores.secondFactors.acceptTotpStep(userId, proof.step);
+  const use = await stores.secondFactors.useRecoveryCode(userId, proof.codeHash, now);
+  return use === 'kept' ? use : use === 'used';
 }
 
 /**
@@ -182,11 +184,18 @@ async function checkCode<Other extends { ok: false }>(
  * account and the browser.
  */
 export function checkSecondFactorCode(deps: TwoStepDeps, user: User, code: string, origin: AttemptOrigin, prepare?: () => Promise<void>): Promise<CodeCheck> {
-  return checkCode<never>(deps, user, code, origin, (proof, now) => spend(deps.stores, user.id, proof, now), prepare);
+  // Asked of an active account only (a session's, a reset link's): one that left active since
+  // has its code refused, as anything else it tries.
+  return checkCode<never>(deps, user, code, origin, async (proof, now) => (await spend(deps.stores, user.id, proof, now)) === true, prepare);
 }
 
 /** The sign-in a second step was for has been finished (by a racing submission) or has expired. */
 export type PendingGone = { ok: false; reason: 'gone' };
+/**
+ * A right recovery code at the second step of an account that is not active: the code is kept
+ * for when it is active again, and its holder, who has shown both factors, is told the status.
+ */
+export type NotActive = { ok: false; reason: 'not_active' };
 
 /** Thrown inside the transaction of `finishSignInWithCode` to roll its consumption back. */
 class CodeNotSpent extends Error {}
@@ -197,13 +206,17 @@ class CodeNotSpent extends Error {}
  * by its conditional write, so of racing submissions only the one that consumes it goes on to
  * spend its code (a recovery code, a TOTP step), and the others spend nothing and are told the
  * sign-in is gone; a code refused rolls the consumption back, so the sign-in can still finish.
+ * A recovery code is spent only while the account is active, in the write that spends it: of an
+ * account that is not, the sign-in ends (`NotActive`) and the code stays unused.
  */
-export function finishSignInWithCode(deps: TwoStepDeps, pending: PendingSignIn, user: User, code: string, origin: AttemptOrigin): Promise<CodeCheck | PendingGone> {
-  return checkCode(deps, user, code, origin, async (proof, now): Promise<boolean | PendingGone> => {
+export function finishSignInWithCode(deps: TwoStepDeps, pending: PendingSignIn, user: User, code: string, origin: AttemptOrigin): Promise<CodeCheck | PendingGone | NotActive> {
+  return checkCode(deps, user, code, origin, async (proof, now): Promise<boolean | PendingGone | NotActive> => {
     try {
       return await deps.stores.transaction(async (tx) => {
         if (!(await tx.pendingSignIns.consume(pending.idHash, now))) return { ok: false, reason: 'gone' } as const;
-        if (await spend(tx, user.id, proof, now)) return true;
+        const spent = await spend(tx, user.id, proof, now);
+        if (spent === 'kept') return { ok: false, reason: 'not_active' } as const;
+        if (spent) return true;
         throw new CodeNotSpent();
       });
     } catch (error) {

@@ -4,6 +4,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../core/accounts/ports.js';
+import type { Translator } from '../../core/locales.js';
+import { TYPED_USERNAME_MAX_LENGTH } from '../../core/accounts/accounts.js';
 import { authenticateWithPasskey, authenticationOptions, passkeyAmr, passkeyRef } from '../../core/accounts/passkeys.js';
 import type { SecurityEventKind } from '../../core/accounts/security-log.js';
 import {
@@ -14,7 +16,6 @@ import { MAX_RETURN_TO_LENGTH, applicationReturnedTo } from '../../core/oauth/au
 import { recordRefusedSignIn, signIn } from '../../core/accounts/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
-import { firstCharacters } from '../../core/text.js';
 import { UNREADABLE_STATUS, retryMessage, sendPage, unreadableTotp } from '../pages.js';
 import {
   MAX_LOST_UI_LOCALES_LENGTH, type SignInProof, attemptOrigin, clearPendingCookie, currentSignIn, deviceCookie, endSession, eventOrigin, lostRequestLocale, pageContext, pendingCookie,
@@ -64,7 +65,10 @@ export function lostRequestOf(sent: { too_long?: unknown; ui_locales?: unknown }
 
 /** The refusals of sign-in, in the catalogs. */
 const WRONG_CREDENTIALS = { key: 'sign-in.wrongCredentials' };
-/** The right password of an account that is not active: its status, and that a reset will not help. */
+/**
+ * The right password, or a passkey that verified, of an account that is not active: its status,
+ * and that a reset will not help, saying which of the two the member showed (`factor`).
+ */
 const ACCOUNT_NOT_ACTIVE = { key: 'sign-in.accountNotActive' };
 const WRONG_PASSKEY = { key: 'sign-in.wrongPasskey' };
 const WRONG_CODE = { key: 'sign-in.wrongCode' };
@@ -119,10 +123,24 @@ const signInBody = {
 export async function signInRoutes(app: FastifyInstance): Promise<void> {
   const page = { config: { html: true } };
 
+  /**
+   * What the page says to the holder of `user`, an account that is not active, who showed its
+   * password or a passkey of it: the status (`error`), and the way to appeal (`notActive`).
+   */
+  function toldNotActive(t: Translator, user: User, factor: 'password' | 'passkey') {
+    return {
+      error: t.text(ACCOUNT_NOT_ACTIVE.key, { status: user.status, factor }),
+      notActive: { username: user.username, appealTo: app.deps.settings.appealContact },
+    };
+  }
+
   app.get('/login', page, async (request: FastifyRequest<{ Querystring: { return_to?: string; login_hint?: string; reauth?: string; too_long?: string; ui_locales?: string } }>, reply) => {
     const context = await pageContext(request, reply);
     const returnTo = safeReturnTo(request.query.return_to);
-    const hint = typeof request.query.login_hint === 'string' ? firstCharacters(request.query.login_hint, 64) : '';
+    // A hint longer than the username field takes (the authorization endpoint passes up to 256,
+    // OpenID Connect Core 3.1.2.1 leaves its form open) can name no account: cut short it would
+    // name another, so the field is left empty.
+    const hint = typeof request.query.login_hint === 'string' && request.query.login_hint.length <= TYPED_USERNAME_MAX_LENGTH ? request.query.login_hint : '';
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
       .send(signInPage(context, { username: hint, returnTo, appName: await appNameFor(app, request, returnTo), reauthenticate: request.query.reauth === '1',
         ...lostRequestOf(request.query) }).value);
@@ -156,15 +174,16 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       // Someone elsewhere can keep an account locked for browsers without its device cookie, so
       // waiting may never be enough: the page names the ways in that no lock holds back.
       const wayOut = (refusal: string) => deps.mailer.enabled ? context.t.text('sign-in.tooManySignInsWayOut', { refusal }) : refusal;
-      const error = outcome.reason === 'throttled'
-        ? wayOut(retryMessage(context.t.text('sign-in.tooManySignIns'), outcome.retryAfterSeconds, context.t))
-        : outcome.reason === 'account_unusable'
-          ? context.t.text(ACCOUNT_NOT_ACTIVE.key, { status: outcome.user.status })
-          : context.t.text(WRONG_CREDENTIALS.key);
+      const told = outcome.reason === 'account_unusable'
+        ? toldNotActive(context.t, outcome.user, 'password')
+        : {
+          error: outcome.reason === 'throttled'
+            ? wayOut(retryMessage(context.t.text('sign-in.tooManySignIns'), outcome.retryAfterSeconds, context.t))
+            : context.t.text(WRONG_CREDENTIALS.key),
+        };
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
         .send(signInPage(context, {
-          username, returnTo, appName: await appNameFor(app, request, returnTo), error, wrongCredentials: outcome.reason === 'invalid_credentials',
-          notActive: outcome.reason === 'account_unusable' ? outcome.user : undefined,
+          username, returnTo, appName: await appNameFor(app, request, returnTo), ...told, wrongCredentials: outcome.reason === 'invalid_credentials',
           reauthenticate: request.body.reauth === '1', ...lostRequestOf(request.body),
         }).value);
     }
@@ -201,12 +220,12 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
   /**
    * A second step passed for an account that is not active: no session; its holder, who has shown
    * both factors, is told the status. Neither step counted toward a lock-out, as an active
-   * account's right password and code do not.
+   * account's right password and code do not. A waiting sign-in always began with the password.
    */
   async function notActive(request: FastifyRequest, reply: FastifyReply, user: User, pending: { returnTo: string }) {
     clearPendingCookie(request, reply);
     const context = await secondStepContext(request, reply, pending);
-    return sendPage(reply, signInPage(context, { username: '', returnTo: pending.returnTo, error: context.t.text(ACCOUNT_NOT_ACTIVE.key, { status: user.status }), notActive: user }), 401);
+    return sendPage(reply, signInPage(context, { username: '', returnTo: pending.returnTo, ...toldNotActive(context.t, user, 'password') }), 401);
   }
 
   /** The sign-in page again, saying the waiting sign-in is gone. */
@@ -232,6 +251,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       const origin = attemptOrigin(request);
       // The code is spent only if this request finishes the sign-in (`finishSignInWithCode`).
       const checked = await finishSignInWithCode(deps, pending, user, request.body.code ?? '', origin);
+      if (!checked.ok && checked.reason === 'not_active') return notActive(request, reply, user, pending);
       if (!checked.ok && checked.reason === 'gone') {
         clearPendingCookie(request, reply);
         return pendingGone(request, reply);
@@ -324,9 +344,9 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       else deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason: 'account_unusable', address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}) }, request.id);
       const context = await pageContext(request, reply);
       // A passkey that verified is the account's holder, as the right password is: told the status.
-      const error = checked.ok && user ? context.t.text(ACCOUNT_NOT_ACTIVE.key, { status: user.status }) : context.t.text(WRONG_PASSKEY.key);
+      const told = checked.ok && user ? toldNotActive(context.t, user, 'passkey') : { error: context.t.text(WRONG_PASSKEY.key) };
       return sendPage(reply, signInPage(context, {
-        username: '', returnTo, appName: await appNameFor(app, request, returnTo), error, notActive: checked.ok ? user : undefined, ...lostRequestOf(request.body),
+        username: '', returnTo, appName: await appNameFor(app, request, returnTo), ...told, ...lostRequestOf(request.body),
       }), 401);
     }
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));

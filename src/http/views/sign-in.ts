@@ -41,10 +41,16 @@ export interface SignInForm extends LostRequest {
   wrongCredentials?: boolean;
   /**
    * The account signed into is not active, which its holder is told (`error`): the page offers the
-   * way to appeal in place of "Forgot password?", since a new password would not sign in either.
+   * way to appeal in place of "Forgot password?", since a new password would not sign in either,
+   * linked to `appealTo` (APPEAL_CONTACT) when the operator set one.
    */
-  notActive?: Pick<User, 'username'> | undefined;
+  notActive?: { username: User['username']; appealTo: string | undefined } | undefined;
   reauthenticate?: boolean;
+}
+
+/** The words that say whom to appeal to, a link to `appealTo` when there is one. */
+function appealLink(appealTo: string | undefined) {
+  return (chunks: Array<string | Html>) => appealTo === undefined ? html`${chunks}` : html`<a href="${appealTo}">${chunks}</a>`;
 }
 
 export function signInPage(context: PageContext, form: SignInForm) {
@@ -68,7 +74,7 @@ ${form.requestTooLong ? html`<p class="notice">${t.text('sign-in.requestTooLong'
   <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256" ${wrong} ${form.username ? html`autofocus` : ''}>
   <div class="actions"><button type="submit">${t.text('sign-in.submit')}</button></div>
   ${form.notActive
-    ? html`<p class="hint">${t.text('sign-in.appeal', { username: form.notActive.username })}</p>`
+    ? html`<p class="hint">${rich(t, 'sign-in.appeal', { username: form.notActive.username, a: appealLink(form.notActive.appealTo) })}</p>`
     : html`<p class="hint links"><a href="/password/forgot">${t.text('recovery.forgotLink')}</a></p>`}
 </form>
 <form method="post" action="/login/passkey" class="passkey-sign-in">

@@ -1,4 +1,4 @@
-import { TYPED_USERNAME_MAX_LENGTH } from '../../core/accounts/accounts.js';
+import { TYPED_USERNAME_MAX_LENGTH, USERNAME_BOUNDS } from '../../core/accounts/accounts.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/accounts/passwords.js';
 import { NICKNAME_FIELD_MAX_UNITS, NICKNAME_MAX_LENGTH } from '../../core/accounts/nicknames.js';
 import type { Words } from '../../core/errors.js';
@@ -49,6 +49,9 @@ export function signUpPage(context: PageContext, form: SignUpForm) {
   // The core's problems in the reader's words (their English stays for the API and the CLI).
   const errors = errorList(form.errors).map((problem) => ({ field: problem.field, message: problemText(t, problem) }));
   const signInLink = (chunks: Array<string | Html>) => html`<a href="/login${returnQuery(form.returnTo, form)}">${chunks}</a>`;
+  // The username field has no minlength: the server counts a username after NFKC, which can read
+  // one typed character as three (ﬃ as ffi), so no count of what is typed is the server's; its
+  // maxlength is what any reading as a username fits in (`TYPED_USERNAME_MAX_LENGTH`).
   return layout(t.text('sign-up.title'), context, html`<section class="card narrow">
 <h1>${form.appName === undefined ? t.text('sign-up.title') : rich(t, 'sign-up.headingForApp', { app: form.appName, b: appName })}</h1>
 <p>${t.text('sign-up.welcome')}</p>
@@ -59,9 +62,9 @@ ${problemSummary(t, errors)}
   <input type="hidden" name="return_to" value="${form.returnTo}">
   ${lostRequestFields(form)}
   <label for="username">${t.text('sign-up.username')}</label>
-  <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required minlength="3" maxlength="${TYPED_USERNAME_MAX_LENGTH}" ${control(errors, 'username', { hint: 'username-hint' })}>
+  <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="${TYPED_USERNAME_MAX_LENGTH}" ${control(errors, 'username', { hint: 'username-hint' })}>
   ${fieldMessage(errors, 'username')}
-  <p class="hint" id="username-hint">${t.text('sign-up.usernameHint')}</p>
+  <p class="hint" id="username-hint">${t.text('sign-up.usernameHint', USERNAME_BOUNDS)}</p>
   <label for="nickname">${t.text('sign-up.nickname')}</label>
   <input type="text" id="nickname" name="nickname" value="${form.nickname}" autocomplete="nickname" maxlength="${NICKNAME_FIELD_MAX_UNITS}" ${control(errors, 'nickname', { hint: 'nickname-hint' })}>
   ${fieldMessage(errors, 'nickname')}

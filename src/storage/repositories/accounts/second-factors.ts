@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { SecondFactorStore, TotpCredential } from '../../../core/accounts/ports.js';
+import type { RecoveryCodeUse, SecondFactorStore, TotpCredential } from '../../../core/accounts/ports.js';
 import type { Instant } from '../../../core/time.js';
 import { inTransaction } from '../../database.js';
 import type { Database } from '../../schema.js';
@@ -52,10 +52,20 @@ export class KyselySecondFactorStore implements SecondFactorStore {
     });
   }
 
-  async useRecoveryCode(userId: number, codeHash: string, now: Instant): Promise<boolean> {
-    const result = await this.db.updateTable('recovery_codes').set({ used_at: now })
-      .where('user_id', '=', userId).where('code_hash', '=', codeHash).where('used_at', 'is', null).executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+  async useRecoveryCode(userId: number, codeHash: string, now: Instant): Promise<RecoveryCodeUse> {
+    // One statement finds the unused code and marks it used only if the account is active: an
+    // account's status read first could change before the write. A code of an account that is not
+    // active is rewritten unchanged (`else used_at`, which also types `now` as the column's type on
+    // PostgreSQL), so RETURNING tells it from a wrong one.
+    const row = await this.db.updateTable('recovery_codes')
+      .set((eb) => ({
+        used_at: eb.case()
+          .when(eb.exists(eb.selectFrom('users').select('users.id').where('users.id', '=', userId).where('users.status', '=', 'active')))
+          .then(now).else(eb.ref('used_at')).end(),
+      }))
+      .where('user_id', '=', userId).where('code_hash', '=', codeHash).where('used_at', 'is', null)
+      .returning('used_at').executeTakeFirst();
+    return row === undefined ? 'wrong' : row.used_at === null ? 'kept' : 'used';
   }
 
   replaceRecoveryCodes(userId: number, codeHashes: readonly string[], now: Instant): Promise<void> {
