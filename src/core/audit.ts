@@ -120,6 +120,8 @@ export type AuditEvent =
   | ({ audit: 'account.password_changed'; userId: number; sessionsEnded: number } & Actor)
   /** The owner deleted the account at /settings/profile (issue 18 item 8); their own apps were deactivated with it. */
   | ({ audit: 'account.deleted'; userId: number; clientsDeactivated: number } & FromBrowser)
+  /** The owner downloaded a copy of the account's data at /settings/profile (GDPR Art. 15 and 20). */
+  | ({ audit: 'account.data_downloaded'; userId: number } & FromBrowser)
   /** The owner set a new e-mail address at /settings/email (never the address itself). */
   | ({ audit: 'account.email_changed'; userId: number } & FromBrowser)
   /** The owner opened the link that verifies the address. */
@@ -160,7 +162,7 @@ export const AUDIT_EVENTS: readonly AuditEventName[] = [
   'client.registered', 'client.secret_rotated', 'client.previous_secret_deleted', 'client.deactivated', 'client.details_changed',
   'client.redirect_uris_changed', 'client.logout_uris_changed', 'client.pushed_requests_changed',
   'client_document.unreachable',
-  'account.created', 'account.status_changed', 'account.password_changed', 'account.deleted', 'account.email_changed', 'account.email_verified', 'account.email_refused', 'signing_keys.rotated',
+  'account.created', 'account.status_changed', 'account.password_changed', 'account.deleted', 'account.data_downloaded', 'account.email_changed', 'account.email_verified', 'account.email_refused', 'signing_keys.rotated',
   'leak_report.received', 'credential.revoked_as_leaked', 'staff.action',
 ];
 

@@ -47,6 +47,7 @@ import * as refusedEmailLinks from './migrations/2026-11-30-0020-refused-email-l
 import * as mailReplyCode from './migrations/2026-11-30-0050-mail-reply-code.js';
 import * as addressRefusals from './migrations/2026-11-30-0070-address-refusals.js';
 import * as statusChangedAt from './migrations/2026-11-30-0110-status-changed-at.js';
+import * as memberDataIndexes from './migrations/2026-12-01-0040-member-data-indexes.js';
 import * as siteRefusalsCleared from './migrations/2026-12-01-0050-site-refusals-cleared.js';
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -88,6 +89,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-30-0050-mail-reply-code': mailReplyCode,
   '2026-11-30-0070-address-refusals': addressRefusals,
   '2026-11-30-0110-status-changed-at': statusChangedAt,
+  '2026-12-01-0040-member-data-indexes': memberDataIndexes,
   '2026-12-01-0050-site-refusals-cleared': siteRefusalsCleared,
 };
 

@@ -13,6 +13,7 @@ function memoryStore(failing = false): SecurityEventStore & { stored: Array<Omit
     insert: async (event) => { if (failing) throw new Error('insert refused'); stored.push(event); },
     insertMany: async (events) => { stored.push(...events); },
     listForUser: async () => ({ items: [], total: 0 }) as never,
+    eraseForUser: async () => {},
   };
 }
 

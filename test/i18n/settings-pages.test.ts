@@ -234,6 +234,9 @@ forEachDatabase('the settings pages in the member\'s language and clock', (datab
         assert.equal(asked.status, 200, path);
         assert.deepEqual(englishSentences(asked.text, PROPER_NOUNS), [], `${locale} ${path}`);
       }
+      const noPassword = await visitor.post('/settings/account/data', {});
+      assert.equal(noPassword.status, 400);
+      assert.deepEqual(englishSentences(noPassword.text, PROPER_NOUNS), [], `${locale} data download refused`);
       const refused = await visitor.post('/settings/developers', { name: '', redirect_uris: 'http://evil.example/cb#x', type: 'other' });
       assert.equal(refused.status, 400);
       assert.deepEqual(englishSentences(refused.text, [...PROPER_NOUNS, /evil\.example/]), [], `${locale} registration problems`);

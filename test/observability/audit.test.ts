@@ -122,6 +122,9 @@ forEachDatabase('audit events in the server log', (database) => {
       assert.equal(enabled.status, 200);
       for (const [, code] of (await enabled.text()).matchAll(/<li>([a-z2-7]{4}-[a-z2-7]{4}-[a-z2-7]{4}-[a-z2-7]{4})<\/li>/g)) keep(code!);
 
+      // A copy of the account's data: an event of the security log, an audit line too.
+      assert.equal((await browser.postForm('/settings/account/data', { _csrf: csrf(), password })).status, 200);
+
       // Consent withdrawn, then sign-out.
       assert.equal((await browser.postForm('/settings/applications/revoke', { _csrf: csrf(), client_id: registered.client_id })).status, 303);
       for (const cookie of ['svc_session', 'svc_csrf', 'svc_device']) keep(browser.cookies.get(cookie)!);
@@ -141,7 +144,7 @@ forEachDatabase('audit events in the server log', (database) => {
       'token.issued', 'token.refreshed', 'refresh_token.replayed', 'token.refreshed', 'refresh_token.reuse_detected',
       'token.issued', 'token.revoked', 'token.issued',
       'password_confirm.failed', 'personal_token.created', 'personal_token.revoked',
-      'client.registered', 'client.secret_rotated', 'client.deactivated', 'totp.enabled',
+      'client.registered', 'client.secret_rotated', 'client.deactivated', 'totp.enabled', 'account.data_downloaded',
       'consent.withdrawn', 'sign_out',
     ]);
     for (const event of events) {
@@ -156,6 +159,7 @@ forEachDatabase('audit events in the server log', (database) => {
     assert.deepEqual(pick(find('sign_in.failed', 1), 'username', 'reason', 'userId'), { username: 'x'.repeat(64), reason: 'invalid_credentials', userId: undefined });
     assert.deepEqual(pick(find('sign_in.succeeded'), 'userId', 'username', 'address', 'method'), { userId: user.id, username, address: '127.0.0.1', method: 'password' });
     assert.deepEqual(pick(find('totp.enabled'), 'userId', 'via', 'address'), { userId: user.id, via: 'site', address: '127.0.0.1' });
+    assert.deepEqual(pick(find('account.data_downloaded'), 'userId', 'via', 'address'), { userId: user.id, via: 'site', address: '127.0.0.1' });
     // The account's security log writes through the same sink: no line of another shape.
     assert.ok(lines.every((l) => l.audit === undefined || typeof l.audit === 'string'), 'no object-valued audit field');
     const issued = find('token.issued');

@@ -117,7 +117,8 @@ forEachDatabase('hostile input at the site forms', (database) => {
       tables: ['sessions'],
     },
     { label: '/settings/developers/{../../x}/deactivate', path: () => `/settings/developers/${encodeURIComponent('../../x')}/deactivate`, names: [], tables: [] },
-    // Last: its wrong passwords count on this browser's sign-in counters.
+    // Last: their wrong passwords count on this browser's sign-in counters.
+    { label: '/settings/account/data', path: () => '/settings/account/data', names: ['password', 'code'], tables: [] },
     { label: '/settings/account/delete', path: () => '/settings/account/delete', names: ['confirm', 'password', 'code'], known: () => ({ confirm: fc.constant('yes') }), tables: [] },
   ];
 

@@ -115,6 +115,7 @@ forEachDatabase('site pages', (database) => {
       ['/settings/applications/revoke', { client_id: client.clientId }],
       ['/settings/applications/revoke-all', { confirm: 'yes' }],
       ['/settings/profile', { bio: 'forged' }],
+      ['/settings/account/data', { password: PASSWORD }],
       ['/settings/account/delete', { confirm: 'yes', password: PASSWORD }],
       ['/settings/developers', { name: 'Forged', redirect_uris: 'https://x.example/cb', type: 'public' }],
       [`/settings/developers/${client.clientId}/details`, { name: 'Forged', description: '', homepage: 'https://evil.example/' }],

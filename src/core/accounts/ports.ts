@@ -135,6 +135,8 @@ export interface SessionStore {
   endForUser(userId: number, now: Instant): Promise<number>;
   /** Ends every session of the user but `keepIdHash`; the ids (hashed) of those this call ended. */
   endOthersForUser(userId: number, keepIdHash: string, now: Instant): Promise<string[]>;
+  /** Deletes every session of the user, ended or not, with the browser and address each kept (the member's own deletion). */
+  eraseForUser(userId: number): Promise<void>;
 }
 
 /** An authenticator app (RFC 6238). `confirmedAt` is null while enrolment waits for a first code. */
@@ -206,6 +208,8 @@ export interface PasskeyStore {
    * cloned authenticator, or a replay racing the original).
    */
   recordUse(credentialId: string, counter: number, now: Instant): Promise<boolean>;
+  /** Deletes every passkey of the user and every challenge made for the user (the member's own deletion). */
+  eraseForUser(userId: number): Promise<void>;
   saveChallenge(challenge: { challenge: string; purpose: ChallengePurpose; userId: number | null; expiresAt: Instant }, now: Instant): Promise<void>;
   /**
    * Consumes a live challenge of `purpose` in one conditional write and returns whom it was made
@@ -240,6 +244,8 @@ export interface PendingSignInStore {
   consume(idHash: string, now: Instant): Promise<boolean>;
   /** Marks every unused one of the user used, so none can finish (the password changed). */
   cancelForUser(userId: number, now: Instant): Promise<void>;
+  /** Deletes every one of the user, used or not (the member's own deletion). */
+  eraseForUser(userId: number): Promise<void>;
 }
 
 export interface SecurityEvent {
@@ -258,6 +264,8 @@ export interface SecurityEventStore {
   insertMany(events: ReadonlyArray<Omit<SecurityEvent, 'id'>>): Promise<void>;
   /** Newest first, ties by id (newest first). */
   listForUser(userId: number, offset: number, limit: number): Promise<Page<SecurityEvent>>;
+  /** Deletes the user's whole log (the member's own deletion). */
+  eraseForUser(userId: number): Promise<void>;
 }
 
 /** A member's one e-mail address (INTERFACE section 12): private, seen only by its owner and staff. */

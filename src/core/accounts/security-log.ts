@@ -49,7 +49,11 @@ export const SECURITY_EVENT_KINDS = [
   'client.redirect_uris_changed',
   'client.logout_uris_changed',
   'client.pushed_requests_changed',
+  // No longer written: the member's own deletion now erases the log it would join. Lines stored
+  // before stay readable on the staff console's page of the member until the janitor's 90 days.
   'account.deleted',
+  // The member downloaded a copy of their data (`downloadAccountData`).
+  'account.data_downloaded',
   'password.reset',
   'email.changed',
   'email.verified',
@@ -163,6 +167,7 @@ export const AUDIT_OF: { readonly [K in SecurityEventKind]: AuditOf } = {
   'client_secret.revoked_as_leaked': { writtenBy: 'credential.revoked_as_leaked' },
   // src/core/accounts/account-deletion.ts, with the apps it deactivated.
   'account.deleted': { writtenBy: 'account.deleted' },
+  'account.data_downloaded': (e) => ({ audit: 'account.data_downloaded', ...fromBrowser(e) }),
   'password.reset': (e) => ({ audit: 'account.password_changed', ...fromBrowser(e), sessionsEnded: count(e.detail.sessions_signed_out) }),
   'email.changed': (e) => ({ audit: 'account.email_changed', ...fromBrowser(e) }),
   'email.verified': (e) => ({ audit: 'account.email_verified', ...fromBrowser(e) }),

@@ -89,6 +89,12 @@ export interface PostStore {
   listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<PostSummary>>;
   /** An author's drafts, for the author only. */
   listDraftsByAuthor(authorId: number): Promise<PostSummary[]>;
+  /** Every post of an author, published or draft, with its body, oldest first: for the author's own data download. */
+  listAllByAuthor(authorId: number): Promise<Post[]>;
+  /** Every comment an author wrote, oldest first: for the author's own data download. */
+  listCommentsByAuthor(authorId: number): Promise<Comment[]>;
+  /** The posts a member liked, and when, oldest first: for the member's own data download. */
+  listLikesBy(userId: number): Promise<Array<{ postId: number; createdAt: Instant }>>;
   /** The newest published posts of authors who are active. */
   listRecentPublished(limit: number): Promise<PostSummary[]>;
   /**

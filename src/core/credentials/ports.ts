@@ -22,6 +22,8 @@ export interface PersonalTokenStore {
   revoke(id: number, userId: number, now: Instant): Promise<boolean>;
   /** Revokes every live token of the user; returns how many. */
   revokeForUser(userId: number, now: Instant): Promise<number>;
+  /** Deletes every token of the user, revoked or not, with its name (the member's own deletion). */
+  eraseForUser(userId: number): Promise<void>;
   /** Records a use of the token at `now` as its last use, unless a later one is recorded: the time only moves forward. */
   touch(id: number, now: Instant): Promise<void>;
 }
@@ -100,4 +102,6 @@ export interface OneTimeSecretStore {
    * write, and returns its sealed value: of two reads, only one gets it.
    */
   take(idHash: string, match: { userId: number; purpose: string; subject: string }, now: Instant): Promise<string | undefined>;
+  /** Deletes every entry of the user (the member's own deletion). */
+  eraseForUser(userId: number): Promise<void>;
 }

@@ -222,6 +222,11 @@ export interface GrantStore {
   /** Revokes every live grant of this user; returns the client of each grant it revoked. */
   revokeForUser(userId: number, reason: RevocationReason, now: Instant): Promise<string[]>;
   /**
+   * Deletes every grant of the user, revoked or not, and with them (foreign keys) every code,
+   * access and refresh token of theirs: the member's own deletion, after `revokeForUser`.
+   */
+  eraseForUser(userId: number): Promise<void>;
+  /**
    * The clients this user holds a live grant with that was approved in one of the sign-in
    * sessions `sids` (the grant's `sid`), each client and session once.
    */

@@ -1,5 +1,6 @@
 /**
- * Account settings (INTERFACE sections 1 and 10): profile (bio, avatar, deleting the account),
+ * Account settings (INTERFACE sections 1 and 10): profile (bio, avatar, downloading the account's
+ * data, deleting the account),
  * personal API tokens, authorized applications and the user's own developer applications. Every
  * page needs a sign-in; every change is a POST with the CSRF token.
  *
@@ -21,7 +22,9 @@ import { AccountUnusableError, InputError, OAuthError, type Words, checkAll } fr
 import { ONE_TIME_SECRET_MS, type OneTimeTarget, stashSecret, takeSecret } from '../../core/credentials/one-time-secrets.js';
 import { checkPersonalTokenRequest, createPersonalToken } from '../../core/credentials/personal-tokens.js';
 import { deleteAccount } from '../../core/accounts/account-deletion.js';
-import { secondFactorsOf } from '../../core/accounts/two-step.js';
+import { dataFileName, downloadAccountData } from '../../core/accounts/data-export.js';
+import type { OwnerProofRefusal } from '../../core/accounts/owner-proof.js';
+import { requiresSecondStep, secondFactorsOf } from '../../core/accounts/two-step.js';
 import type { User } from '../../core/accounts/ports.js';
 import type { Stores } from '../../core/stores.js';
 import type { Client, ClientType } from '../../core/oauth/ports.js';
@@ -39,7 +42,7 @@ import {
   attemptOrigin, deviceCookie, endSession, eventOrigin, pageContext, setDeviceCookie, setRevealCookie, takeRevealCookie, verifyCsrf,
 } from '../plugins/session.js';
 import {
-  type ClientForm, type Confirmation, type FormError, type FormErrors, accountDeletedPage, applicationsPage, clientPage, confirmationPage, deactivateConfirmation, deletePreviousSecretConfirmation,
+  type ClientForm, type Confirmation, type FormError, type FormErrors, type ProfilePageState, accountDeletedPage, applicationsPage, clientPage, confirmationPage, deactivateConfirmation, deletePreviousSecretConfirmation,
   deleteAccountConfirmation, developersPage, profileSettingsPage, revokeAllConfirmation, revokeTokenConfirmation,
   rotateSecretConfirmation, rotationWords, tokensPage,
 } from '../views/settings.js';
@@ -87,11 +90,12 @@ function lines(value: string): string[] {
   return value.split(/\r?\n/);
 }
 
-/** The pages' words for each refusal `deleteAccount` words in English. */
-const DELETION_REFUSED: Readonly<Record<string, Words>> = {
+/** The pages' words for each refusal `confirmOwner` words in English (deleting the account, downloading its data). */
+const PROOF_REFUSED: Readonly<Record<string, Words>> = {
   'that password is not right': { key: 'settings.passwordWrong' },
   'that code is not right, or was used already': { key: 'settings.codeWrong' },
   'enter your password to delete your account': { key: 'settings.deletePasswordMissing' },
+  'enter your password to download your data': { key: 'settings.dataPasswordMissing' },
 };
 
 /** Whether a destructive action's form was the confirmation's (issue 18 item 7). */
@@ -164,10 +168,26 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
 
   const { siteTimeZone } = app.deps.settings;
 
+  /** The profile page, its data form asking for a code too when two-step verification is on. */
+  const profilePage = async (request: FastifyRequest, reply: FastifyReply, user: User, state: Omit<ProfilePageState, 'siteTimeZone' | 'twoStep'>, status = 200) =>
+    sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, { ...state, siteTimeZone, twoStep: await requiresSecondStep(stores, user.id) }), status);
+
+  /**
+   * The form problem and status of a refused `confirmOwner` (a throttled one's `Retry-After` set
+   * on `reply`): the same for deleting the account and downloading its data.
+   */
+  const refusedProof = (request: FastifyRequest, reply: FastifyReply, user: User, refusal: OwnerProofRefusal): { error: FormError; status: number } => {
+    if (refusal.reason === 'invalid') return { error: { field: refusal.field, message: refusal.message, words: PROOF_REFUSED[refusal.message] }, status: 400 };
+    if (refusal.reason === 'unreadable') return { error: codesUnreadable(request, user.id, refusal), status: UNREADABLE_STATUS };
+    app.deps.metrics.rateLimitRefusals.inc({ scope: 'password_confirm' });
+    reply.header('retry-after', String(refusal.retryAfterSeconds));
+    return { error: tryAgain('password', 'settings.tooManyAttempts', refusal.retryAfterSeconds), status: 429 };
+  };
+
   app.get('/settings/profile', page, async (request, reply) => {
     const user = await signedIn(request, reply, '/settings/profile');
     if (!user) return reply;
-    return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, { notice: noticeFrom(request, notices), siteTimeZone }));
+    return profilePage(request, reply, user, { notice: noticeFrom(request, notices) });
   });
 
   type ProfileBody = Partial<Record<'bio' | 'nickname' | 'language' | 'time_zone', string>>;
@@ -187,7 +207,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         const sent = {
           nickname: b.nickname ?? user.nickname, bio: b.bio ?? user.bio, language: b.language ?? user.language ?? '', timeZone: b.time_zone ?? user.timeZone ?? '',
         };
-        return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, { errors: formErrors(error), form: sent, siteTimeZone }), 400);
+        return profilePage(request, reply, user, { errors: formErrors(error), form: sent }, 400);
       }
     });
 
@@ -209,16 +229,28 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       const origin = attemptOrigin(request);
       const deleted = await deleteAccount(app.deps, user, { password: request.body.password ?? '', code: request.body.code ?? '' }, origin);
       if (!deleted.ok) {
-        if (deleted.reason === 'invalid') {
-          return askFirst(request, reply, await facts({ field: deleted.field, message: deleted.message, words: DELETION_REFUSED[deleted.message] }), 400);
-        }
-        if (deleted.reason === 'unreadable') return askFirst(request, reply, await facts(codesUnreadable(request, user.id, deleted)), UNREADABLE_STATUS);
-        app.deps.metrics.rateLimitRefusals.inc({ scope: 'password_confirm' });
-        reply.header('retry-after', String(deleted.retryAfterSeconds));
-        return askFirst(request, reply, await facts(tryAgain('password', 'settings.tooManyAttempts', deleted.retryAfterSeconds)), 429);
+        const { error, status } = refusedProof(request, reply, user, deleted);
+        return askFirst(request, reply, await facts(error), status);
       }
       await endSession(request, reply);
       return reply.redirect('/settings/account/deleted', 303);
+    });
+
+  // A copy of the account's data (GDPR Art. 15 and 20), asked with the password as deleting it is:
+  // a JSON file the browser saves, never kept by a cache.
+  app.post('/settings/account/data', { ...page, schema: form({ password: text, code: text }) },
+    async (request: FastifyRequest<{ Body: { password?: string; code?: string } }>, reply) => {
+      verifyCsrf(request);
+      const user = await signedIn(request, reply, '/settings/profile');
+      if (!user) return reply;
+      const downloaded = await downloadAccountData(app.deps, user, { password: request.body.password ?? '', code: request.body.code ?? '' }, attemptOrigin(request));
+      if (!downloaded.ok) {
+        const { error, status } = refusedProof(request, reply, user, downloaded);
+        return profilePage(request, reply, user, { errors: error }, status);
+      }
+      return reply.type('application/json; charset=utf-8').header('cache-control', 'no-store')
+        .header('content-disposition', `attachment; filename="${dataFileName(app.deps.settings.siteNames, app.deps.settings.baseUrl, user, downloaded.data.exportedAt)}"`)
+        .send(`${JSON.stringify(downloaded.data, null, 2)}\n`);
     });
 
   app.get('/settings/account/deleted', page, async (request, reply) => {
@@ -266,7 +298,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       app.deps.metrics.rateLimitRefusals.inc({ scope: 'avatar' });
       reply.headers(throttledHeaders('avatar', retryAfterSeconds));
       const errors = [tryAgain('avatar', 'settings.tooManyAvatars', retryAfterSeconds)];
-      return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, { errors, siteTimeZone }), 429);
+      return profilePage(request, reply, user, { errors }, 429);
     }
     try {
       if (problem) throw InputError.of([problem]);
@@ -274,7 +306,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       if (!(await stores.users.setAvatar(user.id, avatar.contentType, avatar.image, clock.now()))) throw new AccountUnusableError(`account "${user.username}" is not active; only an active account can have an avatar`);
       return reply.redirect('/settings/profile?notice=avatar', 303);
     } catch (error) {
-      return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, { errors: formErrors(error), siteTimeZone }), 400);
+      return profilePage(request, reply, user, { errors: formErrors(error) }, 400);
     }
   });
 

@@ -38,6 +38,7 @@ function eventText(t: Translator, kind: SecurityEventKind): string {
     case 'client.logout_uris_changed': return t.text('security.eventClientLogoutUrisChanged');
     case 'client.pushed_requests_changed': return t.text('security.eventClientPushedRequestsChanged');
     case 'account.deleted': return t.text('security.eventAccountDeleted');
+    case 'account.data_downloaded': return t.text('security.eventDataDownloaded');
     case 'password.reset': return t.text('security.eventPasswordReset');
     case 'email.changed': return t.text('security.eventEmailChanged');
     case 'email.verified': return t.text('security.eventEmailVerified');

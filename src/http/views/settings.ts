@@ -1,5 +1,5 @@
 /**
- * Settings pages: profile (nickname, bio, language, time zone, avatar, deletion), API tokens,
+ * Settings pages: profile (nickname, bio, language, time zone, avatar, data download, deletion), API tokens,
  * authorized applications, developer applications. Every word is the catalogs' (`settings`,
  * `tokens`, `apps`), every time the reader's (`timeOf`).
  */
@@ -141,6 +141,8 @@ export interface ProfilePageState {
   form?: ProfileForm | undefined;
   /** The zone of a member who chose none (`SITE_TIME_ZONE`). */
   siteTimeZone: string;
+  /** Two-step verification is on: a code may stand for the password (downloading the data). */
+  twoStep: boolean;
 }
 
 /** The zones this community lives in first, then every zone the runtime knows. */
@@ -178,6 +180,7 @@ export function profileSettingsPage(context: PageContext, user: User, state: Pro
   };
   const profileErrors = errorsFor(state.errors, 'nickname', 'bio', 'language', 'time_zone');
   const avatarErrors = errorsFor(state.errors, 'avatar');
+  const dataErrors = errorsFor(state.errors, 'password', 'code');
   const words: ProblemWords = { t, labels };
   const form = state.form ?? { nickname: user.nickname, bio: user.bio, language: user.language ?? '', timeZone: user.timeZone ?? '' };
   return settingsLayout(t.text('settings.profileTitle'), context, '/settings/profile', html`<section class="card">
@@ -230,6 +233,16 @@ ${alert(t, avatarErrors)}
   <div class="actions"><button type="submit">${t.text('settings.uploadAvatar')}</button></div>
 </form>
 </section>
+<section class="card" aria-labelledby="data-heading">
+<h2 id="data-heading">${t.text('settings.dataHeading')}</h2>
+<p>${t.text('settings.dataSummary')}</p>
+${alert(t, dataErrors)}
+<form method="post" action="/settings/account/data">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  ${ownerProofInputs(t, 'data-', state.twoStep, dataErrors)}
+  <div class="actions"><button type="submit">${t.text('settings.dataButton')}</button></div>
+</form>
+</section>
 <section class="card" aria-labelledby="delete-heading">
 <h2 id="delete-heading">${t.text('settings.deleteHeading')}</h2>
 <p>${t.text('settings.deleteSummary')}</p>
@@ -244,8 +257,6 @@ ${alert(t, avatarErrors)}
 export function deleteAccountConfirmation(
   t: Translator, user: User, facts: { totp: boolean; apps: Client[]; publishedPosts: number; error?: FormError | undefined },
 ): Confirmation {
-  const passwordError = facts.error?.field === 'password' ? facts.error : undefined;
-  const codeError = facts.error?.field === 'code' ? facts.error : undefined;
   const strong = (chunks: Array<string | Html>) => html`<strong>${chunks}</strong>`;
   return {
     section: '/settings/profile',
@@ -267,11 +278,20 @@ export function deleteAccountConfirmation(
     button: t.text('settings.deleteConfirm'),
     cancel: '/settings/profile',
     error: facts.error,
-    inputs: html`<label for="password">${t.text('settings.yourPassword')}</label>
-  <input type="password" id="password" name="password" autocomplete="current-password" maxlength="256" ${invalid(passwordError, 'password')}>
-  ${facts.totp ? html`<label for="code">${t.text('settings.deleteCodeLabel')}</label>
-  <input type="text" id="code" name="code" inputmode="text" autocomplete="one-time-code" maxlength="32" ${invalid(codeError, 'code')}>` : ''}`,
+    inputs: ownerProofInputs(t, '', facts.totp, facts.error),
   };
+}
+
+/**
+ * The password, and with two-step verification on a code that may stand for it (`confirmOwner`):
+ * what deleting the account and downloading its data ask. `prefix` keeps the ids apart on a page
+ * with other forms; a problem is told in the form's summary, which each field points to.
+ */
+function ownerProofInputs(t: Translator, prefix: string, twoStep: boolean, errors: FormErrors): Html {
+  return html`<label for="${prefix}password">${t.text('settings.yourPassword')}</label>
+  <input type="password" id="${prefix}password" name="password" autocomplete="current-password" maxlength="256" ${invalid(errors, 'password')}>
+  ${twoStep ? html`<label for="${prefix}code">${t.text('settings.codeInPlaceLabel')}</label>
+  <input type="text" id="${prefix}code" name="code" inputmode="text" autocomplete="one-time-code" maxlength="32" ${invalid(errors, 'code')}>` : ''}`;
 }
 
 /** After the account was deleted: no session, nothing more to do. */

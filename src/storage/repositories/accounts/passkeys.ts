@@ -69,6 +69,11 @@ export class KyselyPasskeyStore implements PasskeyStore {
     return row && toPasskey(row);
   }
 
+  async eraseForUser(userId: number): Promise<void> {
+    await this.db.deleteFrom('passkeys').where('user_id', '=', userId).execute();
+    await this.db.deleteFrom('webauthn_challenges').where('user_id', '=', userId).execute();
+  }
+
   async recordUse(credentialId: string, counter: number, now: Instant): Promise<boolean> {
     // One conditional write (W3C WebAuthn 6.1.1 and 7.2's signCount step): the counter only moves up, or stays 0 for an
     // authenticator that keeps none, so of two racing sign-ins that verified against the same stored

@@ -32,4 +32,8 @@ export class KyselyPendingSignInStore implements PendingSignInStore {
   async cancelForUser(userId: number, now: Instant): Promise<void> {
     await this.db.updateTable('pending_sign_ins').set({ used_at: now }).where('user_id', '=', userId).where('used_at', 'is', null).execute();
   }
+
+  async eraseForUser(userId: number): Promise<void> {
+    await this.db.deleteFrom('pending_sign_ins').where('user_id', '=', userId).execute();
+  }
 }

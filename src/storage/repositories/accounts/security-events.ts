@@ -49,4 +49,8 @@ export class KyselySecurityEventStore implements SecurityEventStore {
       total: Number(count?.n ?? 0),
     };
   }
+
+  async eraseForUser(userId: number): Promise<void> {
+    await this.db.deleteFrom('security_events').where('user_id', '=', userId).execute();
+  }
 }

@@ -95,4 +95,8 @@ export class KyselySessionStore implements SessionStore {
       .where('user_id', '=', userId).where('ended_at', 'is', null).executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
+
+  async eraseForUser(userId: number): Promise<void> {
+    await this.db.deleteFrom('sessions').where('user_id', '=', userId).execute();
+  }
 }

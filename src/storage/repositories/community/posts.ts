@@ -426,6 +426,12 @@ export class KyselyPostStore implements PostStore {
     return rows.map(toPostSummary);
   }
 
+  async listAllByAuthor(authorId: number): Promise<Post[]> {
+    const rows = await this.selectPosts().select(['posts.body', 'posts.body_html'])
+      .where('posts.author_id', '=', authorId).orderBy('posts.created_at').orderBy('posts.id').execute();
+    return rows.map((row) => ({ ...toPostSummary(row), body: row.body, bodyHtml: row.body_html ?? escapedText(row.body) }));
+  }
+
   async listRecentPublished(limit: number): Promise<PostSummary[]> {
     let build = this.recentPublished.get(limit);
     if (build === undefined) this.recentPublished.set(limit, (build = (db) => recentPublished(db, limit)));
@@ -548,9 +554,25 @@ export class KyselyPostStore implements PostStore {
   }
 
   async listComments(postId: number): Promise<Comment[]> {
-    const rows = await this.db.selectFrom('comments').innerJoin('users', 'users.id', 'comments.author_id')
+    return this.comments('comments.post_id', postId, { shown: true });
+  }
+
+  async listLikesBy(userId: number): Promise<Array<{ postId: number; createdAt: Instant }>> {
+    const rows = await this.db.selectFrom('post_likes').select(['post_id', 'created_at'])
+      .where('user_id', '=', userId).orderBy('created_at').orderBy('post_id').execute();
+    return rows.map((r) => ({ postId: r.post_id, createdAt: r.created_at }));
+  }
+
+  async listCommentsByAuthor(authorId: number): Promise<Comment[]> {
+    return this.comments('comments.author_id', authorId, { shown: false });
+  }
+
+  /** The comments of a post or of an author, oldest first; with `shown`, only those of active members (`byActiveAuthor`). */
+  private async comments(by: 'comments.post_id' | 'comments.author_id', id: number, { shown }: { shown: boolean }): Promise<Comment[]> {
+    const query = this.db.selectFrom('comments').innerJoin('users', 'users.id', 'comments.author_id')
       .select(['comments.id', 'comments.post_id', 'comments.author_id', 'users.username', 'users.nickname', 'comments.body', 'comments.created_at'])
-      .where('comments.post_id', '=', postId).where(byActiveAuthor).orderBy('comments.created_at').orderBy('comments.id').execute();
+      .where(by, '=', id).orderBy('comments.created_at').orderBy('comments.id');
+    const rows = await (shown ? query.where(byActiveAuthor) : query).execute();
     return rows.map((r) => ({
       id: r.id, postId: r.post_id, authorId: r.author_id, ...authorNames(r), body: r.body, createdAt: r.created_at,
     }));

@@ -21,4 +21,8 @@ export class KyselyOneTimeSecretStore implements OneTimeSecretStore {
       .returning('sealed').executeTakeFirst();
     return row?.sealed;
   }
+
+  async eraseForUser(userId: number): Promise<void> {
+    await this.db.deleteFrom('one_time_secrets').where('user_id', '=', userId).execute();
+  }
 }

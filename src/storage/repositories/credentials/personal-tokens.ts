@@ -83,6 +83,10 @@ export class KyselyPersonalTokenStore implements PersonalTokenStore {
     return Number(result.numUpdatedRows);
   }
 
+  async eraseForUser(userId: number): Promise<void> {
+    await this.db.deleteFrom('personal_tokens').where('user_id', '=', userId).execute();
+  }
+
   async touch(id: number, now: Instant): Promise<void> {
     await this.queries.executeQuiet(this.db, touchPersonal, [now, id, now]);
   }

@@ -149,6 +149,10 @@ export class KyselyGrantStore implements GrantStore {
     return rows.map((row) => row.client_id);
   }
 
+  async eraseForUser(userId: number): Promise<void> {
+    await this.db.deleteFrom('grants').where('user_id', '=', userId).execute();
+  }
+
   async liveClientsOfSessions(userId: number, sids: readonly string[]): Promise<Array<{ clientId: string; sid: string }>> {
     const found: Array<{ clientId: string; sid: string }> = [];
     // In slices: a user may end thousands of sessions at once, past a statement's parameter limit.
