@@ -173,7 +173,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     done();
   });
 
-  registerErrorHandling(app, headers);
+  registerErrorHandling(app, headers, options.startChecking);
   // The bearer-token APIs in scopes of their own: their answers carry only the API headers (issue 8),
   // and nothing of the site runs for them (issue 20): no cookie parsing or setting, no session, no
   // form parser of the site's (UserInfo and MCP keep their own); the bearer gate's hooks are theirs

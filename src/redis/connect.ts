@@ -188,8 +188,9 @@ class ReplicaRole extends Error {}
  */
 async function replicaRole(client: Redis): Promise<ReplicaRole | undefined> {
   const role: unknown = await client.role().catch(() => undefined);
-  if (!Array.isArray(role) || role[0] !== 'slave') return undefined;
-  return new ReplicaRole(`ROLE answers slave, of ${String(role[1])}:${String(role[2])}`);
+  // Redis and Valkey answer `slave`; Dragonfly's replica answers `replica`.
+  if (!Array.isArray(role) || (role[0] !== 'slave' && role[0] !== 'replica')) return undefined;
+  return new ReplicaRole(`ROLE answers ${String(role[0])}, of ${String(role[1])}:${String(role[2])}`);
 }
 
 /**

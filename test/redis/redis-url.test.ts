@@ -510,6 +510,39 @@ test('a Redis still LOADING its dataset at start does not keep the service from 
   }
 });
 
+test('while the start checks REDIS_URL on a Redis LOADING its dataset, the service answers only /healthz and /readyz: every other request, a token request or a sign-in page, is 503 temporarily_unavailable with Retry-After, so nothing is issued or counted by an instance that may yet stop (exit 2); once checked it serves', { skip: skipWithoutRedisServer, timeout: 120_000 }, async () => {
+  compiled();
+  const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
+  const redis = await loadingRedis(dir, 12);
+  const port = await freePort();
+  const server = run(process.execPath, [SERVICE_ENTRY], {
+    DATABASE_URL: `sqlite:${temporarySqlitePath()}`, PORT: String(port), REDIS_URL: `redis://127.0.0.1:${redis.port}`, LOG_LEVEL: 'warn',
+  });
+  const at = (path: string, init?: RequestInit) => fetch(`http://127.0.0.1:${port}${path}`, init);
+  const tokenRequest = () => at('/api/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=authorization_code&code=x&client_id=nobody' });
+  try {
+    await server.waitFor(/Listening on /);
+    assert.equal((await at('/readyz')).status, 503);
+    assert.equal((await at('/healthz')).status, 200);
+    const token = await tokenRequest();
+    assert.equal(token.status, 503);
+    assert.equal(token.headers.get('retry-after'), '5');
+    assert.equal((await token.json() as { error: string }).error, 'temporarily_unavailable');
+    const page = await at('/login', { headers: { 'accept-language': 'zh-CN', accept: 'text/html' } });
+    assert.equal(page.status, 503);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(await page.text(), /服务暂时不可用，请稍后再试。/);
+    assert.match(redis.command('', 'PING'), /^LOADING/, 'Redis loads still: the answers above were given while checking');
+    await until(async () => (await at('/readyz')).status === 200);
+    assert.equal((await tokenRequest()).status, 401, 'served once checked: the client is unknown');
+  } finally {
+    server.child.kill('SIGTERM');
+    await server.exited;
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a Redis still LOADING its dataset, or BUSY with a script, at start is waited for and then checked: a permission its user lacks is found, not skipped', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
   // An ACL user that may run everything but EVALSHA.

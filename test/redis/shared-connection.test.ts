@@ -715,6 +715,24 @@ test('a replica of Redis 6, whose scripts answer a write refused as ERR Error ru
   }
 });
 
+test('a Dragonfly replica, whose ROLE answers "replica" where Redis answers "slave", is a replica: the start\'s check refuses it, even where it answers writes', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
+  // ROLE as Dragonfly's replica answers it (its docs, "ROLE"); every other command answered.
+  const replica = createServer((socket) => {
+    socket.on('error', () => {});
+    onCommands(socket, (name) => {
+      if (name === 'ROLE') socket.write('*4\r\n$7\r\nreplica\r\n$9\r\n127.0.0.1\r\n$4\r\n6379\r\n$11\r\nstable_sync\r\n');
+      else socket.write('+OK\r\n');
+    });
+  });
+  await new Promise<void>((resolve) => replica.listen(0, '127.0.0.1', resolve));
+  try {
+    const checked = await checkRedisDatabase(`redis://127.0.0.1:${(replica.address() as { port: number }).port}`, REDIS_USES);
+    assert.deepEqual(checked, { outcome: 'refused', refused: 'replica', reason: 'ROLE answers replica, of 127.0.0.1:6379', db: 0 });
+  } finally {
+    await new Promise<void>((resolve) => replica.close(() => resolve()));
+  }
+});
+
 test('a Redis LOADING at start that then misses one check\'s time is still waited for and checked, not taken for gone: the check is not skipped', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   // The first connection is answered LOADING, the second not at all (Redis between chunks of its
   // dataset), the ones after as a replica, which the check refuses.

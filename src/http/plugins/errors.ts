@@ -32,6 +32,13 @@ declare module 'fastify' {
 /** How long a client is told to wait before it tries again after a 503 (RFC 9110 10.2.3). */
 const RETRY_AFTER_SECONDS = '5';
 
+/** A 503 `temporarily_unavailable` (RFC 6749 4.1.2.1) the client may try again after Retry-After: nothing was done. */
+export function brieflyUnavailable(): OAuthError {
+  return new OAuthError('temporarily_unavailable', 'The service is briefly unavailable; try again shortly.', {
+    headers: { 'retry-after': RETRY_AFTER_SECONDS },
+  });
+}
+
 /**
  * Errors of a backend that cannot serve right now but may soon, answered 503 with Retry-After:
  * unreachable or restarting (sockets, PostgreSQL classes 08 and 57P), out of disk or of
@@ -148,9 +155,7 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
   }
   if (isUnavailable(error)) {
     logUnavailable(request, error);
-    return new OAuthError('temporarily_unavailable', 'The service is briefly unavailable; try again shortly.', {
-      headers: { 'retry-after': RETRY_AFTER_SECONDS },
-    });
+    return brieflyUnavailable();
   }
   // Written by `errorSummary`, as every line's error: its other fields may hold what the request
   // carried (a Node URL error's `input`, the address or field it was given).
@@ -441,7 +446,18 @@ function refusalBeforeRouting(message: IncomingMessage): OAuthError | undefined 
 }
 
 /** The one error handler and the not-found answer. */
-export function registerErrorHandling(app: FastifyInstance, headers: { api: HeaderSet; page: HeaderSet }): void {
+/** The probes (src/http/routes/operations.ts), answered while the start checks a setting (`registerErrorHandling`). */
+const PROBES: ReadonlySet<string | undefined> = new Set(['/healthz', '/readyz']);
+
+/**
+ * `startChecking`: whether the start still checks REDIS_URL (Redis LOADING at start,
+ * src/server.ts), the instance not ready. It may yet stop then, exit 2, and until then it would
+ * count rate limits and sign-in failures in memory, where that stop loses them; so every request
+ * but the probes is answered 503 `temporarily_unavailable` with Retry-After, nothing done, by
+ * the first hook, before the bearer gate counts or any scope reads a cookie. The load balancer
+ * sends no traffic then (/readyz 503): this holds for a client that reaches the instance itself.
+ */
+export function registerErrorHandling(app: FastifyInstance, headers: { api: HeaderSet; page: HeaderSet }, startChecking?: () => boolean): void {
   const answer = unroutedAnswer(headers);
   // RFC 9110 10.1.1: Node hands a request expecting anything but 100-continue to
   // 'checkExpectation', and with no listener there answered it a bare 417 itself. Handed on as a
@@ -466,12 +482,13 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
   // The first hook of every route and of the not-found handler, so nothing else runs for such a
   // request; written with `done` so the requests that pass, all but these, cost no promise.
   app.addHook('onRequest', (request, reply, done) => {
-    const refusal = refusalBeforeRouting(request.raw);
+    const refusal = refusalBeforeRouting(request.raw)
+      ?? (startChecking?.() && !PROBES.has(request.routeOptions.url) ? brieflyUnavailable() : undefined);
     if (refusal === undefined) {
       done();
       return;
     }
-    answer(request, reply, refusal, (t) => t.text('errors.invalidRequest')).catch(done);
+    answer(request, reply, refusal, (t) => t.text(PAGE_WORDS[refusal.code]!.key)).catch(done);
   });
   const methods = new RouteMethods();
   app.addHook('onRoute', (route) => {
