@@ -33,6 +33,15 @@ const DOCUMENT_CACHE_SECONDS = { min: 5 * 60, max: 24 * 60 * 60 };
  */
 export const FAILURE_CACHE_SECONDS = { min: 60, max: DOCUMENT_CACHE_SECONDS.min };
 /**
+ * How long a failure that may pass is kept, whatever its answer's Cache-Control says: no answer
+ * at all (the network's trouble, or ours: a fetch that waited on a loaded instance), 408, 429 or a
+ * 5xx (RFC 9110 15.5.9, 15.6: the host's passing trouble). Anyone may name an app's document, so
+ * a blip met by one request would otherwise refuse the app to everyone for a minute, or for the
+ * 5 minutes a CDN's error page says; as long as a fetch may take, it still spares the host a fetch
+ * per request.
+ */
+export const PASSING_FAILURE_SECONDS = DOCUMENT_FETCH_TIMEOUT_MS / 1000;
+/**
  * How long a document's app's row is kept with no grant and no consent since its document last
  * refreshed it: anyone can store one by pushing a request (at most 60 seconds of use), and a host
  * that answers every path with a valid document would otherwise add rows without end.
@@ -159,6 +168,12 @@ function cacheSeconds(cacheControl: string | undefined, bounds: { min: number; m
   const maxAge = directives.map((d) => /^max-age="?(\d{1,10})"?$/.exec(d)).find((m) => m !== null);
   const seconds = maxAge ? Number(maxAge[1]) : 0;
   return Math.min(bounds.max, Math.max(bounds.min, seconds));
+}
+
+/** Seconds the failure of `fetched` is kept: `PASSING_FAILURE_SECONDS`, or as `FAILURE_CACHE_SECONDS` says. */
+function failureSeconds(fetched: FetchedDocument): number {
+  if (fetched.ok ? fetched.status === 408 || fetched.status === 429 || fetched.status >= 500 : !fetched.answered) return PASSING_FAILURE_SECONDS;
+  return cacheSeconds(fetched.ok ? fetched.cacheControl : undefined, FAILURE_CACHE_SECONDS);
 }
 
 /** The app a valid document describes. */
@@ -487,16 +502,15 @@ export class ClientMetadataDocuments {
 
   /**
    * The app `fetched` describes, kept in the cache; or why there is none, said at the fetch limit
-   * when nothing answered, and kept as long as `FAILURE_CACHE_SECONDS` says.
+   * when nothing answered, and kept as long as `failureSeconds` says.
    */
   private async documentFrom(clientId: string, started: number, fetched: FetchedDocument): Promise<DocumentClient> {
-    const keptFor = (bounds: { min: number; max: number }) => this.clock.now() + cacheSeconds(fetched.ok ? fetched.cacheControl : undefined, bounds) * 1000;
     try {
       const client = await this.parsedFrom(clientId, started, fetched);
-      this.cache.set(clientId, client, keptFor(DOCUMENT_CACHE_SECONDS));
+      this.cache.set(clientId, client, this.clock.now() + cacheSeconds(fetched.ok ? fetched.cacheControl : undefined, DOCUMENT_CACHE_SECONDS) * 1000);
       return client;
     } catch (error) {
-      if (error instanceof ClientDocumentError) this.failures.set(clientId, error.message, keptFor(FAILURE_CACHE_SECONDS));
+      if (error instanceof ClientDocumentError) this.failures.set(clientId, error.message, this.clock.now() + failureSeconds(fetched) * 1000);
       throw error;
     }
   }
