@@ -3,7 +3,8 @@
  * 13): a `client_id` that is an https URL with a path names a JSON document that describes the app.
  * It is fetched when the app first asks (authorize, PAR, token), validated strictly, and kept for
  * as long as its Cache-Control says, between 5 minutes and 24 hours, in a cache of bounded size;
- * a failure is kept too, for a minute or as its answer's Cache-Control says up to 5 minutes.
+ * a failure is kept too, for a minute or as its answer's Cache-Control says up to 5 minutes, one
+ * that may pass (no answer, 408, 429, 5xx) for 5 seconds.
  * Such an app is a public client (PKCE required); it is stored as a client row only when a member
  * approves it or it pushes a request (the rows grants and pushed requests refer to), never merely
  * because someone named it.
@@ -26,8 +27,8 @@ export const DOCUMENT_MAX_BYTES = 5 * 1024;
 /** How long a document is kept, whatever its Cache-Control says. */
 const DOCUMENT_CACHE_SECONDS = { min: 5 * 60, max: 24 * 60 * 60 };
 /**
- * How long a failed fetch is answered from memory, whatever its answer's Cache-Control says (none
- * when nothing answered): a broken or hostile document's host is asked at most once a minute per
+ * How long a failed fetch is answered from memory, whatever its answer's Cache-Control says (but
+ * a failure that may pass: `PASSING_FAILURE_SECONDS`): a broken or hostile document's host is asked at most once a minute per
  * id, not once per request that names it, and the author of a broken one sees the mended one
  * within a minute, or as long as their own answer said up to a kept document's least.
  */
@@ -35,12 +36,12 @@ export const FAILURE_CACHE_SECONDS = { min: 60, max: DOCUMENT_CACHE_SECONDS.min 
 /**
  * How long a failure that may pass is kept, whatever its answer's Cache-Control says: no answer
  * at all (the network's trouble, or ours: a fetch that waited on a loaded instance), 408, 429 or a
- * 5xx (RFC 9110 15.5.9, 15.6: the host's passing trouble). Anyone may name an app's document, so
+ * 5xx (RFC 9110 15.5.9 and 15.6, RFC 6585 4: the host's passing trouble). Anyone may name an app's document, so
  * a blip met by one request would otherwise refuse the app to everyone for a minute, or for the
  * 5 minutes a CDN's error page says; as long as a fetch may take, it still spares the host a fetch
  * per request.
  */
-export const PASSING_FAILURE_SECONDS = DOCUMENT_FETCH_TIMEOUT_MS / 1000;
+const PASSING_FAILURE_SECONDS = DOCUMENT_FETCH_TIMEOUT_MS / 1000;
 /**
  * How long a document's app's row is kept with no grant and no consent since its document last
  * refreshed it: anyone can store one by pushing a request (at most 60 seconds of use), and a host
