@@ -3,7 +3,8 @@
  * 13): a `client_id` that is an https URL with a path names a JSON document that describes the app.
  * It is fetched when the app first asks (authorize, PAR, token), validated strictly, and kept for
  * as long as its Cache-Control says, between 5 minutes and 24 hours, in a cache of bounded size;
- * a failure is kept too, for a minute or as its answer's Cache-Control says up to 5 minutes.
+ * a failure is kept too, for a minute or as its answer's Cache-Control says up to 5 minutes, one
+ * that may pass (no answer, 408, 429, 5xx) for 5 seconds.
  * Such an app is a public client (PKCE required); it is stored as a client row only when a member
  * approves it or it pushes a request (the rows grants and pushed requests refer to), never merely
  * because someone named it.
@@ -26,12 +27,21 @@ export const DOCUMENT_MAX_BYTES = 5 * 1024;
 /** How long a document is kept, whatever its Cache-Control says. */
 const DOCUMENT_CACHE_SECONDS = { min: 5 * 60, max: 24 * 60 * 60 };
 /**
- * How long a failed fetch is answered from memory, whatever its answer's Cache-Control says (none
- * when nothing answered): a broken or hostile document's host is asked at most once a minute per
+ * How long a failed fetch is answered from memory, whatever its answer's Cache-Control says (but
+ * a failure that may pass: `PASSING_FAILURE_SECONDS`): a broken or hostile document's host is asked at most once a minute per
  * id, not once per request that names it, and the author of a broken one sees the mended one
  * within a minute, or as long as their own answer said up to a kept document's least.
  */
 export const FAILURE_CACHE_SECONDS = { min: 60, max: DOCUMENT_CACHE_SECONDS.min };
+/**
+ * How long a failure that may pass is kept, whatever its answer's Cache-Control says: no answer
+ * at all (the network's trouble, or ours: a fetch that waited on a loaded instance), 408, 429 or a
+ * 5xx (RFC 9110 15.5.9 and 15.6, RFC 6585 4: the host's passing trouble). Anyone may name an app's document, so
+ * a blip met by one request would otherwise refuse the app to everyone for a minute, or for the
+ * 5 minutes a CDN's error page says; as long as a fetch may take, it still spares the host a fetch
+ * per request.
+ */
+const PASSING_FAILURE_SECONDS = DOCUMENT_FETCH_TIMEOUT_MS / 1000;
 /**
  * How long a document's app's row is kept with no grant and no consent since its document last
  * refreshed it: anyone can store one by pushing a request (at most 60 seconds of use), and a host
@@ -159,6 +169,12 @@ function cacheSeconds(cacheControl: string | undefined, bounds: { min: number; m
   const maxAge = directives.map((d) => /^max-age="?(\d{1,10})"?$/.exec(d)).find((m) => m !== null);
   const seconds = maxAge ? Number(maxAge[1]) : 0;
   return Math.min(bounds.max, Math.max(bounds.min, seconds));
+}
+
+/** Seconds the failure of `fetched` is kept: `PASSING_FAILURE_SECONDS`, or as `FAILURE_CACHE_SECONDS` says. */
+function failureSeconds(fetched: FetchedDocument): number {
+  if (fetched.ok ? fetched.status === 408 || fetched.status === 429 || fetched.status >= 500 : !fetched.answered) return PASSING_FAILURE_SECONDS;
+  return cacheSeconds(fetched.ok ? fetched.cacheControl : undefined, FAILURE_CACHE_SECONDS);
 }
 
 /** The app a valid document describes. */
@@ -496,16 +512,15 @@ export class ClientMetadataDocuments {
 
   /**
    * The app `fetched` describes, kept in the cache; or why there is none, said at the fetch limit
-   * when nothing answered, and kept as long as `FAILURE_CACHE_SECONDS` says.
+   * when nothing answered, and kept as long as `failureSeconds` says.
    */
   private async documentFrom(clientId: string, started: number, fetched: FetchedDocument): Promise<DocumentClient> {
-    const keptFor = (bounds: { min: number; max: number }) => this.clock.now() + cacheSeconds(fetched.ok ? fetched.cacheControl : undefined, bounds) * 1000;
     try {
       const client = await this.parsedFrom(clientId, started, fetched);
-      this.cache.set(clientId, client, keptFor(DOCUMENT_CACHE_SECONDS));
+      this.cache.set(clientId, client, this.clock.now() + cacheSeconds(fetched.ok ? fetched.cacheControl : undefined, DOCUMENT_CACHE_SECONDS) * 1000);
       return client;
     } catch (error) {
-      if (error instanceof ClientDocumentError) this.failures.set(clientId, error.message, keptFor(FAILURE_CACHE_SECONDS));
+      if (error instanceof ClientDocumentError) this.failures.set(clientId, error.message, this.clock.now() + failureSeconds(fetched) * 1000);
       throw error;
     }
   }
