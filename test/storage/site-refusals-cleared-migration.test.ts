@@ -52,12 +52,14 @@ forEachDatabase('site refusals cleared migration', (database) => {
       await refused('EMESSAGE: DATA answered 554; refused for good', 554),
       await refused('EMESSAGE: DATA answered 550 5.7.26; refused for good', 550, true),
       await refused('EENVELOPE: RCPT TO answered 530; refused for good', 530),
+      await refused('EMESSAGE: DATA answered 554 5.2.252; refused for good', 554),
     ];
     const address = [
       await refused('EENVELOPE: RCPT TO answered 550 5.1.1; refused for good', 550),
       await refused('EENVELOPE: RCPT TO answered 554; refused for good', 554, true),
       await refused('EENVELOPE: RCPT TO answered 550 4.2.2; refused for good', 550),
       await refused('EENVELOPE: RCPT TO answered 451 4.2.0; tried for 1440 minutes', 451),
+      await refused('EMESSAGE: DATA answered 550 5.1.10; refused for good', 550),
       await refused(null, 550),
     ];
     await migrateTo(db, '2026-12-01-0050-site-refusals-cleared');

@@ -31,7 +31,9 @@ function addressRefused(error: string | null): boolean {
   const [, command, basic, category, subject, detail] = ERROR.exec(error ?? '') ?? [];
   if (basic === undefined || (command !== 'RCPT TO' && command !== 'DATA')) return false;
   const code = Number(basic);
-  switch (Number(category) === Math.floor(code / 100) ? Number(subject) : undefined) {
+  // An x.1.y past x.1.10 or an x.2.y past x.2.4 is a relay's own (not in RFC 5248's registry): read as no enhanced code.
+  const registered = Number(subject) === 1 ? Number(detail) <= 10 : Number(subject) === 2 ? Number(detail) <= 4 : true;
+  switch (Number(category) === Math.floor(code / 100) && registered ? Number(subject) : undefined) {
     case 1: return Number(detail) !== 7 && Number(detail) !== 8;
     case 2: return Number(detail) !== 3;
     case 3: case 5: case 6: case 7: return false;
