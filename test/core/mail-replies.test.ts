@@ -54,6 +54,14 @@ test('without an enhanced code (or with an x.4.y), the basic code reads to DATA 
   reads([['data', 451, null], ['data', 450, '4.4.1']], RETRY_SITE);
 });
 
+test('an x.1.y or x.2.y whose detail no registry lists (RFC 5248: a relay\'s own, as Exchange Online\'s 554 5.2.252 SendAsDenied for a MAIL_FROM it will not send as) is read by the basic code and the step: at DATA the site\'s, never the member\'s address', () => {
+  reads([['data', 554, '5.2.252'], ['data', 550, '5.1.90'], ['data', 554, '5.2.5']], GIVE_UP_SITE);
+  reads([['data', 452, '4.2.121']], RETRY_SITE);
+  reads([['recipient', 550, '5.1.90']], GIVE_UP_ADDRESS);
+  // The registered ones keep their meaning: x.1.10, the recipient's domain has a null MX (RFC 7505 section 4.2).
+  reads([['data', 550, '5.1.10'], ['data', 554, '5.2.4']], GIVE_UP_ADDRESS);
+});
+
 test('an enhanced code whose class is not the basic code\'s first digit (RFC 3463 section 2) is read by the basic code alone: a 550 4.2.2 is permanent, a 451 5.1.1 transient', () => {
   reads([['recipient', 550, '4.2.2'], ['recipient', 554, '4.7.1']], GIVE_UP_ADDRESS);
   reads([['recipient', 451, '5.1.1'], ['recipient', 452, '5.2.2']], RETRY_ADDRESS);

@@ -252,6 +252,23 @@ forEachDatabase('mail its server refused, on the e-mail settings', (database) =>
     t.smtp.accept(refused);
   });
 
+  test('a relay\'s own enhanced code at DATA, with a detail no registry lists (554 5.2.252 SendAsDenied: the relay will not send as MAIL_FROM), is the site\'s: given up at once as an error, and the member is not told their address was refused', async () => {
+    const { visitor, userId } = await memberWithId();
+    const to = address();
+    t.smtp.refuse(to, 554, '5.2.252 SendAsDenied; site@example.test not allowed to send as site@example.test', 'data');
+    await visitor.post('/settings/email', { email: to });
+    const lines = logLines.length;
+    await deliverMail(t);
+    const [row] = await outboxRows(to);
+    assert.ok(row!.abandoned_at !== null, 'given up at once');
+    assert.deepEqual([row!.attempts, row!.reply_code], [1, null]);
+    assert.equal(undeliveredCode(await settings(visitor), to), undefined, 'the member is not told');
+    const told = logLines.slice(lines).filter((l) => l.includes(`"user_id":${userId}`) && l.includes(`"mail_id":${row!.id}`));
+    assert.equal(told.length, 1);
+    assert.match(told[0]!, /"level":50/);
+    t.smtp.accept(to);
+  });
+
   test('an enhanced code whose class disagrees with the basic code (550 4.2.2, RFC 3463 section 2) is read by the basic code: the 5yz gives the mail up at once', async () => {
     const visitor = await member();
     const to = address();

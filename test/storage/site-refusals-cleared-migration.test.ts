@@ -24,7 +24,7 @@ forEachDatabase('site refusals cleared migration', (database) => {
   });
   after(() => handle.close());
 
-  test('the 0070 migration\'s copies of the site\'s refusals (MAIL FROM, 5.7.x, a bare 554 to DATA) are cleared from members\' records; an address\'s refusal stays', async () => {
+  test('the 0070 migration\'s copies of the site\'s refusals (MAIL FROM, 5.7.x, a bare 554 to DATA) are cleared from members\' records, back to the address\'s own newest outcome; an address\'s refusal stays', async () => {
     let n = 0;
     /** A member whose address (or, `pending`, the address a change waits for) keeps `code`, given by a row whose `last_error` is `error`. */
     const refused = async (error: string | null, code: number, pending = false) => {
@@ -52,14 +52,30 @@ forEachDatabase('site refusals cleared migration', (database) => {
       await refused('EMESSAGE: DATA answered 554; refused for good', 554),
       await refused('EMESSAGE: DATA answered 550 5.7.26; refused for good', 550, true),
       await refused('EENVELOPE: RCPT TO answered 530; refused for good', 530),
+      await refused('EMESSAGE: DATA answered 554 5.2.252; refused for good', 554),
     ];
     const address = [
       await refused('EENVELOPE: RCPT TO answered 550 5.1.1; refused for good', 550),
       await refused('EENVELOPE: RCPT TO answered 554; refused for good', 554, true),
       await refused('EENVELOPE: RCPT TO answered 550 4.2.2; refused for good', 550),
       await refused('EENVELOPE: RCPT TO answered 451 4.2.0; tried for 1440 minutes', 451),
+      await refused('EMESSAGE: DATA answered 550 5.1.10; refused for good', 550),
       await refused(null, 550),
     ];
+    /** Another outcome of mail to the address of `userId`'s row, before it. */
+    const before = async (userId: number, outcome: { sent_at?: number; abandoned_at?: number; reply_code?: number; last_error?: string }) => {
+      const { recipient } = await db.selectFrom('mail_outbox').select('recipient').where('user_id', '=', userId).executeTakeFirstOrThrow();
+      await db.insertInto('mail_outbox').values({
+        user_id: userId, kind: 'verifyEmail', recipient, subject: '', body_text: '', body_html: null, created_at: T0 - 10, next_attempt_at: T0 - 10, attempts: 1, ...outcome,
+      }).execute();
+    };
+    // A site's refusal over an older refusal of the address: the record says the address's again,
+    // unless a mail to the address was accepted between.
+    const again = await refused('EMESSAGE: DATA answered 554; refused for good', 554);
+    await before(again, { abandoned_at: T0, reply_code: 550, last_error: 'EENVELOPE: RCPT TO answered 550 5.1.1; refused for good' });
+    const since = await refused('EMESSAGE: DATA answered 554; refused for good', 554);
+    await before(since, { abandoned_at: T0 - 1, reply_code: 550, last_error: 'EENVELOPE: RCPT TO answered 550 5.1.1; refused for good' });
+    await before(since, { sent_at: T0 });
     await migrateTo(db, '2026-12-01-0050-site-refusals-cleared');
     const codes = async (userId: number) => {
       const row = await db.selectFrom('member_emails').select(['refusal_code', 'pending_refusal_code']).where('user_id', '=', userId).executeTakeFirstOrThrow();
@@ -67,6 +83,8 @@ forEachDatabase('site refusals cleared migration', (database) => {
     };
     for (const userId of site) assert.equal(await codes(userId), null, `user ${userId}: the site's refusal is cleared`);
     for (const userId of address) assert.notEqual(await codes(userId), null, `user ${userId}: the address's refusal stays`);
+    assert.equal(await codes(again), 550, 'the older refusal of the address is told again');
+    assert.equal(await codes(since), null, 'not one before a mail the address accepted');
     const outbox = await db.selectFrom('mail_outbox').select(['user_id', 'reply_code']).where('user_id', 'in', site).execute();
     assert.deepEqual(outbox.map((r) => r.reply_code), site.map(() => null), 'nor does its outbox row keep it');
   });

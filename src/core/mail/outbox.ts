@@ -54,6 +54,15 @@ const GIVE_UP_SITE: ReplyReading = { giveUp: true, addressRefused: false };
 const GIVE_UP_ADDRESS: ReplyReading = { giveUp: true, addressRefused: true };
 
 /**
+ * The last detail the registry of enhanced status codes lists (RFC 5248) for the subjects that
+ * name the member's address or mailbox: `x.1.0` to `x.1.10` (RFC 3463 section 3.2, RFC 3886,
+ * RFC 7505 section 4.2), `x.2.0` to `x.2.4` (RFC 3463 section 3.3). A later one is a relay's own,
+ * whatever it means (Exchange Online answers DATA with `554 5.2.252 SendAsDenied` for a
+ * `MAIL_FROM` it will not send as, `5.1.90` for the site's daily limit): read by the basic code.
+ */
+const LAST_DETAIL: Readonly<Record<number, number>> = { 1: 10, 2: 4 };
+
+/**
  * Reads a refusal by its codes alone, never its words (docs/operations.md, "Mail"). A reply to
  * anything but RCPT or DATA (the greeting, sign-in, MAIL FROM) refuses the site, for every mail
  * alike: tried again, so fixing the setting within the day loses nothing. To RCPT or DATA, the
@@ -61,7 +70,8 @@ const GIVE_UP_ADDRESS: ReplyReading = { giveUp: true, addressRefused: true };
  * a 5yz "the same request in the same sequence will fail again"), and the enhanced status code,
  * where the server gives one whose class agrees with that digit (RFC 3463 section 2: "the class
  * of the enhanced code must match the first digit of the basic reply"; a `550 4.2.2` is read by
- * its basic code alone), says whose it is (RFC 3463 section 3):
+ * its basic code alone), says whose it is (RFC 3463 section 3); an `x.1.y` or `x.2.y` whose
+ * detail no registry lists (`LAST_DETAIL`) is read as no enhanced code:
  * - `x.1.y` addressing (a bad mailbox, address or domain) is the member's address, save `x.1.7`
  *   and `x.1.8`, the sender's address (the site's `MAIL_FROM`, refused at RCPT by a relay that
  *   checks the sender late);
@@ -87,7 +97,8 @@ export function readReply(reply: SmtpReply): ReplyReading {
   if (reply.step === 'site') return RETRY_SITE;
   const permanent = reply.code >= 500;
   const [category, subject, detail] = (reply.enhanced ?? '').split('.').map(Number);
-  switch (category === Math.floor(reply.code / 100) ? subject : undefined) {
+  const registered = (LAST_DETAIL[subject!] ?? Infinity) >= detail!;
+  switch (category === Math.floor(reply.code / 100) && registered ? subject : undefined) {
     case 1:
       if (detail === 7 || detail === 8) return RETRY_SITE;
       return permanent ? GIVE_UP_ADDRESS : RETRY_ADDRESS;
