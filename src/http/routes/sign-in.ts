@@ -251,7 +251,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       const origin = attemptOrigin(request);
       // The code is spent only if this request finishes the sign-in (`finishSignInWithCode`).
       const checked = await finishSignInWithCode(deps, pending, user, request.body.code ?? '', origin);
-      if (!checked.ok && checked.reason === 'not_active') return notActive(request, reply, user, pending);
+      if (!checked.ok && checked.reason === 'not_active') return notActive(request, reply, { ...user, status: checked.status }, pending);
       if (!checked.ok && checked.reason === 'gone') {
         clearPendingCookie(request, reply);
         return pendingGone(request, reply);
@@ -274,10 +274,12 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
         }
         return sendPage(reply, secondStepPage(context, { factors, error: context.t.text(WRONG_CODE.key) }), 401);
       }
-      if (user.status !== 'active') return notActive(request, reply, user, pending);
+      // A spent recovery code's write found the account active (`useRecoveryCode`), whatever
+      // `user`, read before it, says: the code is gone, so the sign-in it paid for finishes.
+      const recovery = checked.method === 'recovery';
+      if (!recovery && user.status !== 'active') return notActive(request, reply, user, pending);
       clearPendingCookie(request, reply);
       setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
-      const recovery = checked.method === 'recovery';
       return signedIn(request, reply, user, { amr: amrAfterCode(pending), method: recovery ? 'password_recovery_code' : 'password_totp' },
         pending.returnTo, recovery ? ['recovery_code.used'] : []);
     });
