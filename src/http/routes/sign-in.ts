@@ -139,8 +139,10 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     const returnTo = safeReturnTo(request.query.return_to);
     // A hint longer than the username field takes (the authorization endpoint passes up to 256,
     // OpenID Connect Core 3.1.2.1 leaves its form open) can name no account: cut short it would
-    // name another, so the field is left empty.
-    const hint = typeof request.query.login_hint === 'string' && request.query.login_hint.length <= TYPED_USERNAME_MAX_LENGTH ? request.query.login_hint : '';
+    // name another, so the field is left empty; so is one with a control character, as no
+    // username holds one and the browser drops a line break from the field, joining the rest.
+    const sent = request.query.login_hint;
+    const hint = typeof sent === 'string' && sent.length <= TYPED_USERNAME_MAX_LENGTH && !/\p{Cc}/u.test(sent) ? sent : '';
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
       .send(signInPage(context, { username: hint, returnTo, appName: await appNameFor(app, request, returnTo), reauthenticate: request.query.reauth === '1',
         ...lostRequestOf(request.query) }).value);
