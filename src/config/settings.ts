@@ -401,6 +401,12 @@ function mailFrom(env: Env, baseUrl: string, names: SiteNames): string {
 
 /** The longest APPEAL_CONTACT: a link on a page, not a document. */
 const APPEAL_CONTACT_MAX = 2000;
+/**
+ * `mailto:` and one address whose characters need no percent-encoding there (RFC 6068 2:
+ * unreserved and the delimiters an address may hold, less those that separate recipients or
+ * comment), at a host of dot-separated labels (RFC 1035 2.3.1).
+ */
+const MAILTO_ONE_ADDRESS = /^mailto:[a-z0-9._~!$'*+-]+@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
 
 /**
  * APPEAL_CONTACT: an https URL (a form, a help page) or `mailto:` one address, which the sign-in
@@ -415,15 +421,19 @@ function appealContact(env: Env): string | undefined {
   const shown = withoutCredentials(raw);
   const accepts = 'an https:// URL (https://example.com/appeals) or mailto: and one address (mailto:staff@example.com)';
   if (raw.length > APPEAL_CONTACT_MAX || /[\s\p{Cc}\p{Cf}]/u.test(raw)) return invalid('APPEAL_CONTACT', shown, accepts);
-  // One address and no headers (RFC 6068 2): nothing to add a recipient or a body with.
-  if (/^mailto:/i.test(raw)) return /^mailto:[^@<>"?&,;:\/]+@[a-z0-9.-]+$/i.test(raw) ? raw : invalid('APPEAL_CONTACT', shown, accepts);
+  // One address and no headers (RFC 6068 2): nothing to add a recipient or a body with, and none
+  // percent-encoded, which a mail client decodes (`%2C` another recipient, `%0A` a header line).
+  if (/^mailto:/i.test(raw)) return MAILTO_ONE_ADDRESS.test(raw) ? raw : invalid('APPEAL_CONTACT', shown, accepts);
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     return invalid('APPEAL_CONTACT', shown, accepts);
   }
-  if (url.protocol !== 'https:' || url.hostname === '' || url.username !== '' || url.password !== '') invalid('APPEAL_CONTACT', shown, accepts);
+  // The length is the link's: the parser percent-encodes what was typed, up to nine times as long.
+  if (url.protocol !== 'https:' || url.hostname === '' || url.username !== '' || url.password !== '' || url.href.length > APPEAL_CONTACT_MAX) {
+    return invalid('APPEAL_CONTACT', shown, accepts);
+  }
   return url.href;
 }
 

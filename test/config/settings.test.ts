@@ -221,3 +221,18 @@ test('APPEAL_CONTACT, where a member who is not active appeals, is an https URL 
       (e: unknown) => e instanceof SettingsError && /^invalid setting APPEAL_CONTACT=.*: accepts an https:\/\/ URL .* or mailto:/.test(e.message) && !e.message.includes('secret'), JSON.stringify(APPEAL_CONTACT));
   }
 });
+
+test('APPEAL_CONTACT\'s mailto: is one plain address: nothing percent-encoded, which a mail client decodes into another recipient or a header line, and a host of dot-separated labels', () => {
+  assert.equal(loadSettings({ APPEAL_CONTACT: "mailto:o'brien.appeals+site@mail.example.com" }).appealContact, "mailto:o'brien.appeals+site@mail.example.com");
+  for (const APPEAL_CONTACT of [
+    'mailto:a%2Cthief%40evil.example@example.com', 'mailto:a%0d%0aBcc%3a@example.com', 'mailto:%61ppeals@example.com', 'mailto:a#@example.com',
+    'mailto:(staff)@example.com', 'mailto:a\\b@example.com', 'mailto:appeals@..', 'mailto:appeals@-', 'mailto:appeals@example', 'mailto:appeals@example.com.',
+  ]) {
+    assert.throws(() => loadSettings({ APPEAL_CONTACT }), (e: unknown) => e instanceof SettingsError && /^invalid setting APPEAL_CONTACT=/.test(e.message), JSON.stringify(APPEAL_CONTACT));
+  }
+});
+
+test('APPEAL_CONTACT is at most 2000 characters as the page links it, after the URL parser percent-encodes what was typed', () => {
+  assert.equal(loadSettings({ APPEAL_CONTACT: `https://help.example.com/${'a'.repeat(1900)}` }).appealContact?.length, 1925);
+  assert.throws(() => loadSettings({ APPEAL_CONTACT: `https://help.example.com/${'é'.repeat(1000)}` }), /^.*invalid setting APPEAL_CONTACT=/);
+});

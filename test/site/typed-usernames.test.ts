@@ -90,4 +90,11 @@ forEachDatabase('typed usernames', (database) => {
     assert.equal(await filled(atBound), atBound, 'a hint the field takes fills it');
     assert.equal(await filled(`${atBound}h`), '', 'one character more fills nothing');
   });
+
+  test('a login_hint with a line break or another control character fills nothing in: the browser drops line breaks from the field, which would then name another account', async () => {
+    const visitor = new AddressedVisitor(t.baseUrl);
+    const filled = async (hint: string) => /<input[^>]*\bid="username"[^>]*\bvalue="([^"]*)"/.exec((await visitor.get(`/login?login_hint=${encodeURIComponent(hint)}`)).text)?.[1];
+    for (const hint of ['mem\r\nber', 'mem\nber', 'mem\u0000ber']) assert.equal(await filled(hint), '', JSON.stringify(hint));
+    assert.equal(await filled('ｍｅｍｂｅｒ'), 'ｍｅｍｂｅｒ', 'a full-width name, which NFKC reads, is filled as sent');
+  });
 });

@@ -251,6 +251,48 @@ forEachDatabase('an account that is not active is told so', (database) => {
     assert.equal(signedIn.status, 303, 'the kept code signs in');
     assert.equal(await t.deps.stores.secondFactors.countUnusedRecoveryCodes(user.id), 0, 'and is spent then');
   });
+  /**
+   * The holder of a two-step account with one recovery code, past the password and waiting at
+   * the second step, whose account is set to `status` just after the route read it, as an
+   * operator's change landing between that read and the code's write would be.
+   */
+  async function statusChangedBeforeTheCode(status: UserStatus, from: UserStatus) {
+    const { user } = await person(t, 'member', { twoStep: true });
+    const [code] = generateRecoveryCodes(1);
+    await t.deps.stores.secondFactors.replaceRecoveryCodes(user.id, [hashRecoveryCode(code!)], t.clock.now());
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, from);
+    const holder = new Visitor(t.baseUrl);
+    assert.equal((await holder.post('/login', { username: user.username, password: MEMBER_PASSWORD, return_to: '/' })).location, '/login/second-step');
+    const users = t.deps.stores.users;
+    const findById = users.findById;
+    users.findById = async (id) => {
+      const found = await findById.call(users, id);
+      if (id === user.id) {
+        users.findById = findById;
+        await setAccountStatus(t.deps.stores, t.deps.clock, user.id, status);
+      }
+      return found;
+    };
+    try {
+      return { user, answer: await holder.post('/login/second-step', { code: code! }) };
+    } finally {
+      users.findById = findById;
+    }
+  }
+
+  test('a recovery code spent at the second step signs in: the write that spends it found the account active, whatever was read before it', async () => {
+    const { user, answer } = await statusChangedBeforeTheCode('active', 'suspended');
+    assert.equal(await t.deps.stores.secondFactors.countUnusedRecoveryCodes(user.id), 0, 'the code was spent');
+    assert.equal(answer.status, 303, 'the spent code signs in');
+  });
+
+  test('a recovery code kept at the second step tells the status the write that kept it found, not one read before it', async () => {
+    const { user, answer } = await statusChangedBeforeTheCode('suspended', 'active');
+    assert.equal(await t.deps.stores.secondFactors.countUnusedRecoveryCodes(user.id), 1, 'the code is kept');
+    assert.equal(answer.status, 401);
+    assert.ok(answer.text.includes(TOLD.en!.status.suspended!), 'told the account is suspended');
+    assert.ok(!answer.text.includes(TOLD.en!.status.deleted!), 'not told it was deleted');
+  });
   test('the way to appeal links to APPEAL_CONTACT when the operator set it, in every language; unset, it names the staff and links nowhere', async () => {
     const hint = (page: string) => /<p class="hint">[^]*?<\/p>/.exec(page.slice(page.indexOf('role="alert"')))?.[0] ?? '';
     const banned = async (app: TestApp) => {

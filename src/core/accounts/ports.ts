@@ -9,6 +9,8 @@ import type { Instant } from '../time.js';
 
 export type UserStatus = 'active' | 'suspended' | 'banned' | 'deleted';
 
+/** The status of an account that cannot sign in. */
+export type InactiveStatus = Exclude<UserStatus, 'active'>;
 export const USER_STATUSES: readonly UserStatus[] = ['active', 'suspended', 'banned', 'deleted'];
 
 export interface User {
@@ -149,8 +151,11 @@ export interface TotpCredential {
   lastStep: number | null;
 }
 
-/** What `SecondFactorStore.useRecoveryCode` did with a code. */
-export type RecoveryCodeUse = 'used' | 'kept' | 'wrong';
+/**
+ * What `SecondFactorStore.useRecoveryCode` did with a code; a kept one carries the status its
+ * write found, which an earlier read of the account may not be.
+ */
+export type RecoveryCodeUse = 'used' | 'wrong' | { kept: InactiveStatus };
 
 export interface SecondFactorStore {
   findTotp(userId: number): Promise<TotpCredential | undefined>;
@@ -170,9 +175,9 @@ export interface SecondFactorStore {
   removeTotp(userId: number): Promise<boolean>;
   /**
    * Marks the unused recovery code with this hash used, in one conditional write, and only while
-   * the account is active, in that same write: `'used'`; `'kept'` when the code is unused but the
-   * account is not active (a sign-in that cannot finish spends no one-time code); `'wrong'` when
-   * the account has no such unused code.
+   * the account is active, in that same write: `'used'`; `{ kept: status }` when the code is
+   * unused but the account is not active (a sign-in that cannot finish spends no one-time code),
+   * with the status that write found; `'wrong'` when the account has no such unused code.
    */
   useRecoveryCode(userId: number, codeHash: string, now: Instant): Promise<RecoveryCodeUse>;
   replaceRecoveryCodes(userId: number, codeHashes: readonly string[], now: Instant): Promise<void>;

@@ -7,7 +7,7 @@
 import { generateOpaqueId, hashSecret } from '../credentials/formats.js';
 import { InputError } from '../errors.js';
 import type { Stores } from '../stores.js';
-import type { User } from './ports.js';
+import type { InactiveStatus, User } from './ports.js';
 import { type AttemptOrigin, type SignInDeps, type Throttled, countedCheck, isThrottled } from './sign-in.js';
 import type { Instant } from '../time.js';
 import type { PendingSignIn } from './ports.js';
@@ -139,13 +139,13 @@ async function proofOf(deps: TwoStepDeps, user: User, code: string, now: Instant
 /**
  * Spends `proof` by one conditional write through `stores`: a TOTP step only if later than the
  * last one accepted (RFC 6238 5.2: never twice), a recovery code only if unused and the account
- * active. `true` spent; `'kept'` a right recovery code left unused, its account not active;
- * `false` refused.
+ * active. `true` spent; `{ kept }` a right recovery code left unused, its account not active
+ * (the status the write found); `false` refused.
  */
-async function spend(stores: Stores, userId: number, proof: Proof, now: Instant): Promise<boolean | 'kept'> {
+async function spend(stores: Stores, userId: number, proof: Proof, now: Instant): Promise<boolean | { kept: InactiveStatus }> {
   if (proof.method === 'totp') return stores.secondFactors.acceptTotpStep(userId, proof.step);
   const use = await stores.secondFactors.useRecoveryCode(userId, proof.codeHash, now);
-  return use === 'kept' ? use : use === 'used';
+  return typeof use === 'object' ? use : use === 'used';
 }
 
 /**
@@ -193,9 +193,10 @@ export function checkSecondFactorCode(deps: TwoStepDeps, user: User, code: strin
 export type PendingGone = { ok: false; reason: 'gone' };
 /**
  * A right recovery code at the second step of an account that is not active: the code is kept
- * for when it is active again, and its holder, who has shown both factors, is told the status.
+ * for when it is active again, and its holder, who has shown both factors, is told the status,
+ * as the write that kept the code found it (the account read before may say otherwise).
  */
-export type NotActive = { ok: false; reason: 'not_active' };
+export type NotActive = { ok: false; reason: 'not_active'; status: InactiveStatus };
 
 /** Thrown inside the transaction of `finishSignInWithCode` to roll its consumption back. */
 class CodeNotSpent extends Error {}
@@ -215,7 +216,7 @@ export function finishSignInWithCode(deps: TwoStepDeps, pending: PendingSignIn, 
       return await deps.stores.transaction(async (tx) => {
         if (!(await tx.pendingSignIns.consume(pending.idHash, now))) return { ok: false, reason: 'gone' } as const;
         const spent = await spend(tx, user.id, proof, now);
-        if (spent === 'kept') return { ok: false, reason: 'not_active' } as const;
+        if (typeof spent === 'object') return { ok: false, reason: 'not_active', status: spent.kept } as const;
         if (spent) return true;
         throw new CodeNotSpent();
       });

@@ -139,8 +139,10 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     const returnTo = safeReturnTo(request.query.return_to);
     // A hint longer than the username field takes (the authorization endpoint passes up to 256,
     // OpenID Connect Core 3.1.2.1 leaves its form open) can name no account: cut short it would
-    // name another, so the field is left empty.
-    const hint = typeof request.query.login_hint === 'string' && request.query.login_hint.length <= TYPED_USERNAME_MAX_LENGTH ? request.query.login_hint : '';
+    // name another, so the field is left empty; so is one with a control character, as no
+    // username holds one and the browser drops a line break from the field, joining the rest.
+    const sent = request.query.login_hint;
+    const hint = typeof sent === 'string' && sent.length <= TYPED_USERNAME_MAX_LENGTH && !/\p{Cc}/u.test(sent) ? sent : '';
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
       .send(signInPage(context, { username: hint, returnTo, appName: await appNameFor(app, request, returnTo), reauthenticate: request.query.reauth === '1',
         ...lostRequestOf(request.query) }).value);
@@ -251,7 +253,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       const origin = attemptOrigin(request);
       // The code is spent only if this request finishes the sign-in (`finishSignInWithCode`).
       const checked = await finishSignInWithCode(deps, pending, user, request.body.code ?? '', origin);
-      if (!checked.ok && checked.reason === 'not_active') return notActive(request, reply, user, pending);
+      if (!checked.ok && checked.reason === 'not_active') return notActive(request, reply, { ...user, status: checked.status }, pending);
       if (!checked.ok && checked.reason === 'gone') {
         clearPendingCookie(request, reply);
         return pendingGone(request, reply);
@@ -274,10 +276,12 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
         }
         return sendPage(reply, secondStepPage(context, { factors, error: context.t.text(WRONG_CODE.key) }), 401);
       }
-      if (user.status !== 'active') return notActive(request, reply, user, pending);
+      // A spent recovery code's write found the account active (`useRecoveryCode`), whatever
+      // `user`, read before it, says: the code is gone, so the sign-in it paid for finishes.
+      const recovery = checked.method === 'recovery';
+      if (!recovery && user.status !== 'active') return notActive(request, reply, user, pending);
       clearPendingCookie(request, reply);
       setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
-      const recovery = checked.method === 'recovery';
       return signedIn(request, reply, user, { amr: amrAfterCode(pending), method: recovery ? 'password_recovery_code' : 'password_totp' },
         pending.returnTo, recovery ? ['recovery_code.used'] : []);
     });

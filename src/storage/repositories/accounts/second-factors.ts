@@ -1,5 +1,5 @@
-import type { Kysely } from 'kysely';
-import type { RecoveryCodeUse, SecondFactorStore, TotpCredential } from '../../../core/accounts/ports.js';
+import type { ExpressionBuilder, Kysely } from 'kysely';
+import type { InactiveStatus, RecoveryCodeUse, SecondFactorStore, TotpCredential } from '../../../core/accounts/ports.js';
 import type { Instant } from '../../../core/time.js';
 import { inTransaction } from '../../database.js';
 import type { Database } from '../../schema.js';
@@ -56,16 +56,15 @@ export class KyselySecondFactorStore implements SecondFactorStore {
     // One statement finds the unused code and marks it used only if the account is active: an
     // account's status read first could change before the write. A code of an account that is not
     // active is rewritten unchanged (`else used_at`, which also types `now` as the column's type on
-    // PostgreSQL), so RETURNING tells it from a wrong one.
+    // PostgreSQL), so RETURNING tells it from a wrong one, with the status the same statement
+    // read (its one snapshot on PostgreSQL), for the page that tells it.
+    const statusOf = (eb: ExpressionBuilder<Database, 'recovery_codes'>) => eb.selectFrom('users').select('users.status').where('users.id', '=', userId);
     const row = await this.db.updateTable('recovery_codes')
-      .set((eb) => ({
-        used_at: eb.case()
-          .when(eb.exists(eb.selectFrom('users').select('users.id').where('users.id', '=', userId).where('users.status', '=', 'active')))
-          .then(now).else(eb.ref('used_at')).end(),
-      }))
+      .set((eb) => ({ used_at: eb.case().when(statusOf(eb), '=', 'active').then(now).else(eb.ref('used_at')).end() }))
       .where('user_id', '=', userId).where('code_hash', '=', codeHash).where('used_at', 'is', null)
-      .returning('used_at').executeTakeFirst();
-    return row === undefined ? 'wrong' : row.used_at === null ? 'kept' : 'used';
+      .returning((eb) => ['used_at', statusOf(eb).as('status')]).executeTakeFirst();
+    if (row === undefined) return 'wrong';
+    return row.used_at !== null ? 'used' : { kept: row.status as InactiveStatus };
   }
 
   replaceRecoveryCodes(userId: number, codeHashes: readonly string[], now: Instant): Promise<void> {
