@@ -70,35 +70,58 @@ onPostgres('the member\'s own deletion and writes holding the account', (databas
     }
   });
 
-  test('a sign-in racing the member\'s own deletion leaves no session and no line of the log: the session is written only while the account is active, which the deletion waits for or sees', async () => {
-    const { user, visitor } = await signedInMember(t, 'signing', PASSWORD);
+  /**
+   * Pins `write` (a request of the member's) after it read the account active and wrote what it
+   * makes, at its insert into `table`, which an outside lock holds; runs the member's deletion
+   * (signed in with `visitor`) up to its own erase of `table`, or until it waits for `write`'s hold
+   * of the account; then lets both finish. What `write` made must then be gone with the account.
+   */
+  async function racingDeletion(visitor: Visitor, table: string, write: () => Promise<unknown>): Promise<void> {
     const outside = new pg.Client({ connectionString: database.url });
     // Another connection watches: one inside a transaction reads the activity as it was at the transaction's first look.
     const watcher = new pg.Client({ connectionString: database.url });
     await outside.connect();
     await watcher.connect();
-    let signIn: Promise<unknown> | undefined;
+    let written: Promise<unknown> | undefined;
     let deletion: Promise<unknown> | undefined;
     try {
-      // The sign-in's line of the log waits, after its session is written and before it commits:
-      // the sign-in read the account active, and the deletion now runs to its own erase of the log.
       await outside.query('begin');
-      await outside.query('lock table security_events in share mode');
-      signIn = new Visitor(t.baseUrl).post('/login', { username: user.username, password: PASSWORD, return_to: '/' });
-      await until(async () => (await waiting(watcher, 'insert into "security_events"%')) > 0, 'the sign-in reached its line of the log');
+      await outside.query(`lock table ${table} in share mode`);
+      written = write();
+      await until(async () => (await waiting(watcher, `insert into "${table}"%`)) > 0, `the write reached its insert into ${table}`);
       deletion = visitor.post('/settings/account/delete', { confirm: 'yes', password: PASSWORD });
-      await until(async () => (await waiting(watcher, 'delete from "security_events"%')) + (await waiting(watcher, 'update "users" set "status"%')) > 0,
-        'the deletion reached its erase of the log, or waited for the sign-in');
+      await until(async () => (await waiting(watcher, `delete from "${table}"%`)) + (await waiting(watcher, 'update "users" set "status"%')) > 0,
+        `the deletion reached its erase of ${table}, or waited for the write`);
       await outside.query('commit');
       assert.equal(((await deletion) as { status: number }).status, 303, 'the deletion went through');
-      await signIn;
-      const { db } = t.deps.database;
-      assert.deepEqual(await db.selectFrom('sessions').select('address').where('user_id', '=', user.id).execute(), [], 'no session');
-      assert.deepEqual(await db.selectFrom('security_events').select('kind').where('user_id', '=', user.id).execute(), [], 'no line of the log');
+      await written;
     } finally {
       await outside.query('rollback').catch(() => undefined);
-      await Promise.allSettled([signIn, deletion].filter((p) => p !== undefined));
+      await Promise.allSettled([written, deletion].filter((p) => p !== undefined));
       await Promise.all([outside.end(), watcher.end()]);
     }
+  }
+
+  test('a sign-in racing the member\'s own deletion leaves no session and no line of the log: the session is written only while the account is active, which the deletion waits for or sees', async () => {
+    const { user, visitor } = await signedInMember(t, 'signing', PASSWORD);
+    // Its line of the log waits, after its session is written and before it commits.
+    await racingDeletion(visitor, 'security_events', () => new Visitor(t.baseUrl).post('/login', { username: user.username, password: PASSWORD, return_to: '/' }));
+    const { db } = t.deps.database;
+    assert.deepEqual(await db.selectFrom('sessions').select('address').where('user_id', '=', user.id).execute(), [], 'no session');
+    assert.deepEqual(await db.selectFrom('security_events').select('kind').where('user_id', '=', user.id).execute(), [], 'no line of the log');
+  });
+
+  test('a personal token or an app made as the member deletes the account does not outlive it: each is made only while the account is active, which the deletion waits for or sees', async () => {
+    const { user, visitor } = await signedInMember(t, 'making', PASSWORD);
+    // The secret sealed to be shown once waits, after the token or app is written and before it commits.
+    await racingDeletion(visitor, 'one_time_secrets', () => visitor.post('/settings/tokens', { name: 'racing', scopes: ['profile:read'], expires_in_days: '30', password: PASSWORD }));
+    const { db } = t.deps.database;
+    assert.deepEqual(await db.selectFrom('personal_tokens').select('name').where('user_id', '=', user.id).execute(), [], 'no personal token');
+
+    const { user: developer, visitor: browser } = await signedInMember(t, 'developing', PASSWORD);
+    await racingDeletion(browser, 'one_time_secrets', () => browser.post('/settings/developers', {
+      name: 'Racing app', description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'confidential',
+    }));
+    assert.deepEqual(await db.selectFrom('clients').select('status').where('owner_id', '=', developer.id).where('status', '=', 'active').execute(), [], 'no active app');
   });
 });
