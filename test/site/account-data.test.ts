@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { Kysely } from 'kysely';
+import { DATA_DOWNLOADS_AT_ONCE, DATA_DOWNLOADS_WAITING, dataDownloadQueue } from '../../src/core/accounts/data-export.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
 import type { AuditEvent } from '../../src/core/audit.js';
 import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/accounts/two-step.js';
@@ -207,5 +208,26 @@ forEachDatabase('downloading one\'s data', (database) => {
     assert.equal(dataOf(file).profile.username, user.username);
     assert.ok(t.audit.some((e) => e.audit === 'account.data_downloaded' && e.userId === user.id), 'the audit line is written all the same');
     assert.ok(logLines.some((line) => line.includes(`"userId":${user.id}`) && /security-log line/.test(line)), 'the operator is told');
+  });
+
+  test('files are built a few at a time, each whole in memory: past those built and waiting, a download is refused with 503 and Retry-After, in the reader\'s language, and no file', async () => {
+    const { user, visitor } = await member();
+    await t.deps.stores.users.updateProfile(user.id, { language: 'zh-CN' }, t.clock.now());
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    // Other members' files, being built and waiting (each asker its own place).
+    const holders = Array.from({ length: DATA_DOWNLOADS_AT_ONCE + DATA_DOWNLOADS_WAITING }, (_, i) => dataDownloadQueue.run(() => held, { asker: `other${i}` }));
+    let refused: PageResponse;
+    try {
+      refused = await download(visitor, { password: PASSWORD });
+    } finally {
+      release();
+      await Promise.all(holders);
+    }
+    assert.equal(refused.status, 503);
+    assert.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After');
+    assert.doesNotMatch(refused.headers.get('content-type') ?? '', /json/, 'no file');
+    assert.match(refused.text, /正在生成/, 'said in Chinese');
+    assert.equal((await download(visitor, { password: PASSWORD })).status, 200, 'the same download serves once the line drains');
   });
 });

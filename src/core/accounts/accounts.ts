@@ -194,15 +194,19 @@ export function isUserStatus(value: string): value is UserStatus {
 }
 
 /**
- * The account `userId` names, if it is active; else `AccountUnusableError`, whose message says the
- * account can no longer `what` ("have a personal token"). INTERFACE section 4: an account that is
- * not active had everything acting for it revoked for good, so nothing new is made for it either.
+ * Holds the account `userId` names while it is active (`holdActive`), for the caller's
+ * transaction, which then writes what is made for it; else `AccountUnusableError`, whose message
+ * says the account can no longer `what` ("have a personal token"). INTERFACE section 4: an account
+ * that is not active had everything acting for it revoked for good, so nothing new is made for it
+ * either. Held, not only read: a member's own deletion committed between a read and the write
+ * would have erased or deactivated everything but what the write then made (an active app of a
+ * deleted owner); it waits for the hold instead, or the hold sees it.
  */
-export async function requireActiveAccount(stores: Stores, userId: number, what: string): Promise<User> {
+export async function requireActiveAccount(stores: Stores, userId: number, what: string): Promise<void> {
+  if (await stores.users.holdActive(userId)) return;
   const user = await stores.users.findById(userId);
   if (!user) throw new AccountUnusableError(`no account has id ${userId}, so none can ${what}`);
-  if (user.status !== 'active') throw new AccountUnusableError(`account "${user.username}" is ${user.status}; only an active account can ${what}`);
-  return user;
+  throw new AccountUnusableError(`account "${user.username}" is ${user.status}; only an active account can ${what}`);
 }
 
 /**

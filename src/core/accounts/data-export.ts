@@ -8,6 +8,8 @@
  * none of it is the member's to read back (docs/site.md, "Downloading your data"). Times are UTC,
  * ISO 8601 with `Z`.
  */
+import { BoundedQueue, QueueFullError } from '../bounded-queue.js';
+import { OAuthError } from '../errors.js';
 import { listAuthorizedApplications } from '../oauth/applications.js';
 import { type SiteNames, labelName } from '../site-name.js';
 import { scopeList } from '../oauth/scopes.js';
@@ -23,16 +25,44 @@ import { describeUserAgent } from './user-agent.js';
 /** The security log is read in pages of this many lines (it keeps 90 days). */
 const LOG_PAGE = 500;
 
-export type DataDownload = { ok: true; data: AccountData } | OwnerProofRefusal;
+/**
+ * Files built at once by this process, and waiting to be: each is read and written whole in
+ * memory, the size of everything the member wrote (posts have no count limit, 20,000 characters
+ * each), so a few members with much, or one asking again and again, must not hold it all at once.
+ */
+export const DATA_DOWNLOADS_AT_ONCE = 1;
+export const DATA_DOWNLOADS_WAITING = 4;
+/** The line of files to build (exported for tests, which hold its turns); a member holds one place in it. */
+export const dataDownloadQueue = new BoundedQueue(DATA_DOWNLOADS_AT_ONCE, DATA_DOWNLOADS_WAITING, 1);
+export const DATA_DOWNLOADS_BUSY_RETRY_AFTER_SECONDS = 10;
 
+/** The refusal when the line is full: 503 `temporarily_unavailable` with `Retry-After`; nothing was read. */
+export class DataDownloadsBusyError extends OAuthError {
+  constructor() {
+    super('temporarily_unavailable', 'Too many copies of data are being made right now; try again in a moment.', {
+      headers: { 'retry-after': String(DATA_DOWNLOADS_BUSY_RETRY_AFTER_SECONDS) },
+      words: { key: 'settings.dataBusy' },
+    });
+  }
+}
+
+/** `text`: the file, JSON; `exportedAt`: when it was read, as in it. */
+export type DataDownload = { ok: true; text: string; exportedAt: string } | OwnerProofRefusal;
+
+/** Throws `DataDownloadsBusyError` once the owner is confirmed, when the line of files to build is full. */
 export async function downloadAccountData(
   deps: TwoStepDeps & { securityLog: SecurityLog }, user: User, proof: OwnerProof, origin: AttemptOrigin,
 ): Promise<DataDownload> {
   const confirmed = await confirmOwner(deps, user, proof, origin, 'enter your password to download your data');
   if (!confirmed.ok) return confirmed;
-  const data = await accountData(deps.stores, user, deps.clock.now());
+  const file = await dataDownloadQueue.run(async () => {
+    const data = await accountData(deps.stores, user, deps.clock.now());
+    return { text: `${JSON.stringify(data, null, 2)}\n`, exportedAt: data.exportedAt };
+  }, { asker: String(user.id) }).catch((error: unknown) => {
+    throw error instanceof QueueFullError ? new DataDownloadsBusyError() : error;
+  });
   await deps.securityLog.record({ userId: user.id, kind: 'account.data_downloaded', origin });
-  return { ok: true, data };
+  return { ok: true, ...file };
 }
 
 const utc = (instant: Instant | null) => (instant === null ? null : formatUtc(instant));

@@ -86,7 +86,8 @@ export interface UserStore {
    */
   updateProfile(id: number, changes: ProfileChanges, now: Instant): Promise<boolean>;
   /**
-   * Whether the account is active, holding its row (PostgreSQL `FOR SHARE`) until the transaction
+   * Whether the account is active, holding its row (PostgreSQL `FOR NO KEY UPDATE`, which queues
+   * behind a status change already waiting, where a share lock would jump it) until the transaction
    * ends: a status change racing the transaction waits for it, or it for the change, so what the
    * transaction writes for an active account is seen by a deletion's erase. Inside a transaction only.
    */

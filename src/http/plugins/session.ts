@@ -8,7 +8,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { constantTimeEqual, generateOpaqueId, hashSecret } from '../../core/credentials/formats.js';
-import { OAuthError } from '../../core/errors.js';
+import { AccountUnusableError, OAuthError } from '../../core/errors.js';
 import { DEVICE_COOKIE_LIFETIME_SECONDS, accountKey } from '../../core/accounts/device-cookies.js';
 import { endSignInSession, endSignInSessionWithin } from '../../core/oidc/logout/events.js';
 import type { SignInMethod } from '../../core/audit.js';
@@ -17,6 +17,7 @@ import type { AttemptOrigin } from '../../core/accounts/sign-in.js';
 import { type EventOrigin, SIGN_IN_METHOD_WORDS } from '../../core/accounts/security-log.js';
 import { SESSION_LIFETIME_MS, isIdle, needsTouch } from '../../core/accounts/sessions.js';
 import type { Deps } from '../../deps.js';
+import type { Stores } from '../../core/stores.js';
 import type { PageContext } from '../views/layout.js';
 import { type Locale, chooseLocale, localeOfUiLocales } from '../../core/locales.js';
 import { AUTHORIZE_PATH } from '../../core/oauth/authorize/flow.js';
@@ -108,6 +109,16 @@ export interface SignInProof {
 }
 
 /**
+ * A session is written only while its account is active, holding the account's row until the
+ * transaction ends: the sign-in read the account active before, and the member's own deletion
+ * committed since would have erased every session but this one (docs/site.md, "Deleting the
+ * account"). The deletion waits for the hold, or the hold sees it and the sign-in is refused.
+ */
+async function holdActive(tx: Stores, user: User): Promise<void> {
+  if (!(await tx.users.holdActive(user.id))) throw new AccountUnusableError(`account "${user.username}" is not active; no session is started for it`);
+}
+
+/**
  * Starts a session under a new id (ending the old one), as on every sign-in, with a new CSRF
  * token: neither a session id nor a CSRF token known before the sign-in is good after it. `amr`
  * says how the user signed in (RFC 8176); the browser and address are kept for the sessions list.
@@ -126,14 +137,17 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
   const known = await deviceCookies.entryFor(deviceCookie(request), accountKey(user.username));
   // The session and its line in the owner's log land together or not at all: a log that cannot
   // be written signs no one in.
-  const { session, announce } = await stores.transaction(async (tx) => ({
-    session: await tx.sessions.create({
-      idHash: hashSecret(id), userId: user.id, authTime: now, expiresAt: now + SESSION_LIFETIME_MS, amr: [...amr], address: origin.address, userAgent: origin.userAgent,
-    }, now),
-    announce: await securityLog.recordAll([{
-      userId: user.id, kind: 'sign_in.succeeded', origin, detail: { method: SIGN_IN_METHOD_WORDS[method], ...(known ? {} : { new_browser: 'yes' }) },
-    }], tx.securityEvents),
-  }));
+  const { session, announce } = await stores.transaction(async (tx) => {
+    await holdActive(tx, user);
+    return {
+      session: await tx.sessions.create({
+        idHash: hashSecret(id), userId: user.id, authTime: now, expiresAt: now + SESSION_LIFETIME_MS, amr: [...amr], address: origin.address, userAgent: origin.userAgent,
+      }, now),
+      announce: await securityLog.recordAll([{
+        userId: user.id, kind: 'sign_in.succeeded', origin, detail: { method: SIGN_IN_METHOD_WORDS[method], ...(known ? {} : { new_browser: 'yes' }) },
+      }], tx.securityEvents),
+    };
+  });
   // The member is signed in: a notice that cannot be queued is the operators' error line, not a failed sign-in.
   await afterCommit(request.log, 'a member signed in, but the sign-in\'s notice mail could not be queued', { userId: user.id }, announce);
   audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: origin.address, method, ...(passkeyId ? { passkeyId } : {}) }, request.id);
@@ -153,6 +167,7 @@ export async function rotateSession(request: FastifyRequest, reply: FastifyReply
   const now = clock.now();
   const { session: old, user } = current;
   const session = await stores.transaction(async (tx) => {
+    await holdActive(tx, user);
     const created = await tx.sessions.create({
       idHash: hashSecret(id), userId: user.id, authTime: old.authTime, expiresAt: old.expiresAt, amr: old.amr, userAgent: old.userAgent, address: old.address,
     }, now);

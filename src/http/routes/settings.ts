@@ -249,8 +249,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         return profilePage(request, reply, user, { errors: error }, status);
       }
       return reply.type('application/json; charset=utf-8').header('cache-control', 'no-store')
-        .header('content-disposition', `attachment; filename="${dataFileName(app.deps.settings.siteNames, app.deps.settings.baseUrl, user, downloaded.data.exportedAt)}"`)
-        .send(`${JSON.stringify(downloaded.data, null, 2)}\n`);
+        .header('content-disposition', `attachment; filename="${dataFileName(app.deps.settings.siteNames, app.deps.settings.baseUrl, user, downloaded.exportedAt)}"`)
+        .send(downloaded.text);
     });
 
   app.get('/settings/account/deleted', page, async (request, reply) => {

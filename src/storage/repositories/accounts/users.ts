@@ -104,7 +104,12 @@ export class KyselyUserStore implements UserStore {
   async holdActive(id: number): Promise<boolean> {
     const query = this.db.selectFrom('users').select('id').where('id', '=', id).where('status', '=', 'active');
     // SQLite runs one transaction at a time: its read is already the status the writes go with.
-    const row = await (this.postgres ? query.forShare() : query).executeTakeFirst();
+    // Not FOR SHARE: a share lock joins those already on the row without queueing behind a
+    // deletion's status UPDATE waiting for them (PostgreSQL's README.tuplock), so a stream of
+    // overlapping writes starved the deletion until its statement timed out. FOR NO KEY UPDATE
+    // conflicts with the UPDATE and itself, so each waits its turn in the lock manager's queue;
+    // the FOR KEY SHARE of a foreign key's insert still passes it.
+    const row = await (this.postgres ? query.forNoKeyUpdate() : query).executeTakeFirst();
     return row !== undefined;
   }
 

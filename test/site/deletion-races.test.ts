@@ -1,0 +1,127 @@
+/**
+ * The member's own deletion racing other writes for the account, on PostgreSQL, where a second
+ * connection can write between another's read and write (SQLite's one writer rules that out).
+ *
+ * Writes that hold the account's row while it is active (`UserStore.holdActive`, an address change): A share lock joins the share locks already on a row without queueing behind an UPDATE
+ * waiting for them (PostgreSQL's README.tuplock: share lockers skip the tuple lock when they meet
+ * no conflict), so a steady stream of address changes, each overlapping the next, kept the
+ * deletion's status UPDATE waiting until the stream stopped or its statement timed out (a 503).
+ * The interleaving is pinned here: one write holds the row, the deletion waits for it, a second
+ * write arrives; the second must wait its turn behind the deletion and then find the account gone.
+ */
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, test } from 'node:test';
+import pg from 'pg';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { onPostgres } from '../support/databases.js';
+import { Visitor, signedInMember } from './visitor.js';
+
+const PASSWORD = 'correct horse battery staple';
+
+onPostgres('the member\'s own deletion and writes holding the account', (database) => {
+  let t: TestApp;
+  before(async () => { t = await startTestApp(database); });
+  after(async () => t.close());
+
+  /** Waits for `ready`, polling: a step of the interleaving another connection must reach first. */
+  const until = async (ready: () => Promise<boolean>, what: string) => {
+    for (let i = 0; i < 500; i += 1) {
+      if (await ready()) return;
+      await sleep(10);
+    }
+    throw new Error(`never: ${what}`);
+  };
+  /** Backends of this database waiting for a lock, whose statement matches `pattern`. */
+  const waiting = async (outside: pg.Client, pattern: string) => (await outside.query(
+    `select count(*)::int as n from pg_stat_activity where datname = current_database() and cardinality(pg_blocking_pids(pid)) > 0 and query ilike $1`, [pattern],
+  )).rows[0].n as number;
+
+  test('a write holding an active account queues behind a deletion already waiting for the row: it never jumps ahead, so a stream of them cannot starve the deletion', async () => {
+    const { user, visitor } = await signedInMember(t, 'queued', PASSWORD);
+    const outside = new pg.Client({ connectionString: database.url });
+    await outside.connect();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => { release = resolve; });
+    // The first write (an address change in flight): it holds the active account's row.
+    let firstHeld = false;
+    const first = t.deps.stores.transaction(async (tx) => {
+      firstHeld = await tx.users.holdActive(user.id);
+      await released;
+    });
+    let deletion: Promise<unknown> | undefined;
+    let second: Promise<boolean> | undefined;
+    try {
+      await until(async () => firstHeld, 'the first write held the row');
+      deletion = visitor.post('/settings/account/delete', { confirm: 'yes', password: PASSWORD });
+      await until(async () => (await waiting(outside, 'update "users" set "status"%')) > 0, 'the deletion waited for the row');
+      // The second write, while the first holds the row and the deletion waits for it.
+      let secondDone = false;
+      second = t.deps.stores.transaction((tx) => tx.users.holdActive(user.id)).finally(() => { secondDone = true; });
+      await until(async () => secondDone || (await waiting(outside, 'select "id" from "users"%')) > 0, 'the second write held the row or waited for it');
+      release();
+      await first;
+      assert.equal(((await deletion) as { status: number }).status, 303, 'the deletion went through');
+      assert.equal(await second, false, 'the second write waited for the deletion and found the account no longer active');
+    } finally {
+      release();
+      await Promise.allSettled([first, deletion, second].filter((p) => p !== undefined));
+      await outside.end();
+    }
+  });
+
+  /**
+   * Pins `write` (a request of the member's) after it read the account active and wrote what it
+   * makes, at its insert into `table`, which an outside lock holds; runs the member's deletion
+   * (signed in with `visitor`) up to its own erase of `table`, or until it waits for `write`'s hold
+   * of the account; then lets both finish. What `write` made must then be gone with the account.
+   */
+  async function racingDeletion(visitor: Visitor, table: string, write: () => Promise<unknown>): Promise<void> {
+    const outside = new pg.Client({ connectionString: database.url });
+    // Another connection watches: one inside a transaction reads the activity as it was at the transaction's first look.
+    const watcher = new pg.Client({ connectionString: database.url });
+    await outside.connect();
+    await watcher.connect();
+    let written: Promise<unknown> | undefined;
+    let deletion: Promise<unknown> | undefined;
+    try {
+      await outside.query('begin');
+      await outside.query(`lock table ${table} in share mode`);
+      written = write();
+      await until(async () => (await waiting(watcher, `insert into "${table}"%`)) > 0, `the write reached its insert into ${table}`);
+      deletion = visitor.post('/settings/account/delete', { confirm: 'yes', password: PASSWORD });
+      await until(async () => (await waiting(watcher, `delete from "${table}"%`)) + (await waiting(watcher, 'update "users" set "status"%')) > 0,
+        `the deletion reached its erase of ${table}, or waited for the write`);
+      await outside.query('commit');
+      assert.equal(((await deletion) as { status: number }).status, 303, 'the deletion went through');
+      await written;
+    } finally {
+      await outside.query('rollback').catch(() => undefined);
+      await Promise.allSettled([written, deletion].filter((p) => p !== undefined));
+      await Promise.all([outside.end(), watcher.end()]);
+    }
+  }
+
+  test('a sign-in racing the member\'s own deletion leaves no session and no line of the log: the session is written only while the account is active, which the deletion waits for or sees', async () => {
+    const { user, visitor } = await signedInMember(t, 'signing', PASSWORD);
+    // Its line of the log waits, after its session is written and before it commits.
+    await racingDeletion(visitor, 'security_events', () => new Visitor(t.baseUrl).post('/login', { username: user.username, password: PASSWORD, return_to: '/' }));
+    const { db } = t.deps.database;
+    assert.deepEqual(await db.selectFrom('sessions').select('address').where('user_id', '=', user.id).execute(), [], 'no session');
+    assert.deepEqual(await db.selectFrom('security_events').select('kind').where('user_id', '=', user.id).execute(), [], 'no line of the log');
+  });
+
+  test('a personal token or an app made as the member deletes the account does not outlive it: each is made only while the account is active, which the deletion waits for or sees', async () => {
+    const { user, visitor } = await signedInMember(t, 'making', PASSWORD);
+    // The secret sealed to be shown once waits, after the token or app is written and before it commits.
+    await racingDeletion(visitor, 'one_time_secrets', () => visitor.post('/settings/tokens', { name: 'racing', scopes: ['profile:read'], expires_in_days: '30', password: PASSWORD }));
+    const { db } = t.deps.database;
+    assert.deepEqual(await db.selectFrom('personal_tokens').select('name').where('user_id', '=', user.id).execute(), [], 'no personal token');
+
+    const { user: developer, visitor: browser } = await signedInMember(t, 'developing', PASSWORD);
+    await racingDeletion(browser, 'one_time_secrets', () => browser.post('/settings/developers', {
+      name: 'Racing app', description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'confidential',
+    }));
+    assert.deepEqual(await db.selectFrom('clients').select('status').where('owner_id', '=', developer.id).where('status', '=', 'active').execute(), [], 'no active app');
+  });
+});
