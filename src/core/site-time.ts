@@ -4,32 +4,24 @@
  */
 import { LOCALES, type Locale } from './locales.js';
 import type { Instant } from './time.js';
+import { BoundedMemo } from './bounded-memo.js';
 
 /** The seed's community keeps UTC+8. */
 export const DEFAULT_SITE_TIME_ZONE = 'Asia/Shanghai';
 
 /**
- * Formatters a cache keeps: a handful of zones are in use at once, and each formatter holds about
- * 25 KB of ICU memory outside the heap. A zone is taken in any spelling (`aSIA/shanghai`), each a
- * key of its own, so a flood of spellings would otherwise hold 25 MB a thousand (issue 35 item 5).
+ * Formatters kept, per use, each made once per key (a zone, or a language and a zone): making one
+ * costs far more than using it. A handful of zones are in use at once, and each formatter holds
+ * about 25 KB of ICU memory outside the heap. A zone is taken in any spelling (`aSIA/shanghai`),
+ * each a key of its own, so a flood of spellings would otherwise hold 25 MB a thousand (issue 35
+ * item 5).
  */
 const KEPT_FORMATS = 64;
 
-/** A formatter made once per key (a zone, or a language and a zone): making one costs far more than using it. Past `KEPT_FORMATS` the oldest is let go. */
-function cachedFormat(cache: Map<string, Intl.DateTimeFormat>, key: string, make: () => Intl.DateTimeFormat): Intl.DateTimeFormat {
-  let format = cache.get(key);
-  if (format === undefined) {
-    format = make();
-    if (cache.size >= KEPT_FORMATS) cache.delete(cache.keys().next().value!);
-    cache.set(key, format);
-  }
-  return format;
-}
-
-const formats = new Map<string, Intl.DateTimeFormat>();
+const formats = new BoundedMemo<string, Intl.DateTimeFormat>(KEPT_FORMATS);
 
 function formatIn(timeZone: string): Intl.DateTimeFormat {
-  return cachedFormat(formats, timeZone, () => new Intl.DateTimeFormat('en-US', {
+  return formats.get(timeZone, () => new Intl.DateTimeFormat('en-US', {
     timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'shortOffset',
   }));
 }
@@ -151,11 +143,11 @@ export function formatSiteTime(instant: Instant, timeZone: string): string {
   return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute} ${offset}`;
 }
 
-const dayFormats = new Map<string, Intl.DateTimeFormat>();
+const dayFormats = new BoundedMemo<string, Intl.DateTimeFormat>(KEPT_FORMATS);
 
 /** The day `instant` falls on in `timeZone`, as `YYYY-MM-DD`. */
 export function dayIn(instant: Instant, timeZone: string): string {
-  const format = cachedFormat(dayFormats, timeZone, () => new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }));
+  const format = dayFormats.get(timeZone, () => new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }));
   return format.format(new Date(instant));
 }
 
@@ -194,22 +186,22 @@ export function dayStartIn(day: string, timeZone: string): Instant {
   return high;
 }
 
-const offsetFormats = new Map<string, Intl.DateTimeFormat>();
+const offsetFormats = new BoundedMemo<string, Intl.DateTimeFormat>(KEPT_FORMATS);
 
 /** How far `timeZone`'s clock is ahead of UTC at `instant`, in milliseconds (to the second). */
 function offsetAt(instant: Instant, timeZone: string): number {
-  const format = cachedFormat(offsetFormats, timeZone, () => new Intl.DateTimeFormat('en-US', { timeZone, ...WALL_CLOCK }));
+  const format = offsetFormats.get(timeZone, () => new Intl.DateTimeFormat('en-US', { timeZone, ...WALL_CLOCK }));
   return offsetOfWallClock(format.formatToParts(new Date(instant)), instant);
 }
 
-const dateFormats = new Map<string, Intl.DateTimeFormat>();
+const dateFormats = new BoundedMemo<string, Intl.DateTimeFormat>(KEPT_FORMATS);
 
 /**
  * The day `instant` falls on in `timeZone`, written as the language writes a date alone
  * (`2026年11月24日`, `November 24, 2026`): for what happened on a day, such as joining the site.
  */
 export function formatSiteDate(instant: Instant, timeZone: string, locale: Locale): string {
-  const format = cachedFormat(dateFormats, `${locale} ${timeZone}`, () => new Intl.DateTimeFormat(locale, { timeZone, dateStyle: 'long' }));
+  const format = dateFormats.get(`${locale} ${timeZone}`, () => new Intl.DateTimeFormat(locale, { timeZone, dateStyle: 'long' }));
   return format.format(new Date(instant));
 }
 

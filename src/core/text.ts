@@ -1,5 +1,6 @@
 /** Text people type and we store: trimmed, within its length, and free of control characters. */
 import { InputError } from './errors.js';
+import { BoundedMemo } from './bounded-memo.js';
 
 /**
  * Bidirectional embeddings, overrides and isolates reorder what a reader sees ("Trojan Source",
@@ -456,23 +457,16 @@ interface FoldedCharacter {
 }
 
 /**
- * Letters folded so far (`foldedLetter`), at most `FOLDED_LETTERS_KEPT`, the oldest let go first:
- * a skeleton runs unhomoglyph's table, one pattern of thousands of alternatives, twice a letter,
- * which made reading one app name cost 200-540 µs, and names draw on few letters.
+ * Letters folded so far (`foldedLetter`): a skeleton runs unhomoglyph's table, one pattern of
+ * thousands of alternatives, twice a letter, which made reading one app name cost 200-540 µs, and
+ * names draw on few letters.
  */
-const foldedLetters = new Map<string, string>();
-const FOLDED_LETTERS_KEPT = 4096;
+const foldedLetters = new BoundedMemo<string, string>(4096);
 
 /** The letters `lower` reads as: its skeleton's, read again as a small one, marks dropped. */
 function foldedLetter(lower: string, tables: LookAlikeTables): string {
-  let parts = foldedLetters.get(lower);
-  if (parts === undefined) {
-    // The skeleton of a letter may be a capital (Lisu ꓟ as M), itself read again as a small one (m as rn).
-    parts = skeleton(skeleton(lower, tables).toLowerCase(), tables).replace(/\p{M}/gu, '').toLowerCase();
-    if (foldedLetters.size >= FOLDED_LETTERS_KEPT) foldedLetters.delete(foldedLetters.keys().next().value!);
-    foldedLetters.set(lower, parts);
-  }
-  return parts;
+  // The skeleton of a letter may be a capital (Lisu ꓟ as M), itself read again as a small one (m as rn).
+  return foldedLetters.get(lower, () => skeleton(skeleton(lower, tables).toLowerCase(), tables).replace(/\p{M}/gu, '').toLowerCase());
 }
 
 /**
@@ -880,23 +874,16 @@ function namesSite(folded: readonly FoldedCharacter[], siteNames: readonly strin
   return siteNames.map((site) => foldedForm(site, tables)).some((site) => site !== '' && standsAsName(folded, site));
 }
 
+/**
+ * The forms `foldedForm` gave: it folds the site's names and the claim words, the same few texts
+ * for every name read.
+ */
+const foldedForms = new BoundedMemo<string, string>(1024);
+
 /** `text` as `foldedCharacters` reads it, in one string. */
 function foldedForm(text: string, tables: LookAlikeTables): string {
-  let form = foldedForms.get(text);
-  if (form === undefined) {
-    form = foldedCharacters(text, tables).map(({ character }) => character).join('');
-    if (foldedForms.size >= FOLDED_FORMS_KEPT) foldedForms.delete(foldedForms.keys().next().value!);
-    foldedForms.set(text, form);
-  }
-  return form;
+  return foldedForms.get(text, () => foldedCharacters(text, tables).map(({ character }) => character).join(''));
 }
-
-/**
- * The forms `foldedForm` gave, at most `FOLDED_FORMS_KEPT`, the oldest let go first: it folds the
- * site's names and the claim words, the same few texts for every name read.
- */
-const foldedForms = new Map<string, string>();
-const FOLDED_FORMS_KEPT = 1024;
 
 /**
  * Symbols that read as the check mark sites set beside what they verified: check marks (✓ ✔ 🗸
