@@ -246,8 +246,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       if (!user) return reply;
       // The file streams as it is read: its headers go with the first piece, and a failure after
       // them breaks the reply off, so the reader is left with a failed download, never a shorter
-      // file that still parses as whole.
-      // Set by `begin`, in a callback: typed so, control flow does not take it for ever undefined.
+      // file that still parses as whole. (`file` is set in a callback: typed by `as`, or control
+      // flow would take it for undefined for ever.)
       let file = undefined as PassThrough | undefined;
       const sink: DataFileSink = {
         begin: async (exportedAt, announce) => {
