@@ -79,4 +79,12 @@ export interface Stores {
   housekeeping: Housekeeping;
   /** Runs `work` in one transaction: all of its writes land, or none (a crash mid-way loses nothing). */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` reading one consistent picture of the data, as of its first read, that neither
+   * waits for writes nor holds them up while it lasts (PostgreSQL: REPEATABLE READ, READ ONLY;
+   * SQLite: a read transaction on a connection of its own), for reads as slow as the client they
+   * stream to. An in-memory SQLite database, which no other connection sees, and a transaction
+   * read as they are. Only reads: the picture's stores write nothing.
+   */
+  readSnapshot<T>(work: (stores: Stores) => Promise<T>): Promise<T>;
 }

@@ -459,7 +459,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
       generation: (reads) => (turn.free ? watch.generation(reads) : undefined),
       reads: (text) => watch.reads(text),
       quiet: (text) => watch.quiet(text),
-    });
+    }, file ? sqliteSnapshots(target.path) : undefined);
     return {
       db,
       dialect: 'sqlite',
@@ -488,7 +488,8 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     idleTimeoutMillis: 30_000,
   });
   const db = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool: withNamedStatements(pool, driver.Query) }) });
-  const queries = new CompiledQueries();
+  const queries: CompiledQueries = new CompiledQueries(undefined, (work) =>
+    db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute((trx) => work(trx, queries)));
   return {
     db,
     dialect: 'postgres',
@@ -538,6 +539,32 @@ function postgresPool(driver: typeof pg, url: string, limits: pg.PoolConfig): pg
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
+}
+
+/**
+ * Runs `work` in one consistent picture of the database, as of its first read, which waits for no
+ * writer and holds none up for as long as `work` lasts (the data download, read as fast as its
+ * client takes it): PostgreSQL a REPEATABLE READ READ ONLY transaction on a pooled connection;
+ * SQLite a read transaction on a read-only connection of its own, which sees the WAL as it was at
+ * its first read while the one connection of the site goes on writing (and its checkpoints, PASSIVE,
+ * stop short of what the picture still reads, so the WAL grows until it ends).
+ */
+export type SnapshotOpener = <T>(work: (db: Kysely<Database>, queries: CompiledQueries) => Promise<T>) => Promise<T>;
+
+/** A SQLite file's `SnapshotOpener`: a connection per picture, closed with it. */
+function sqliteSnapshots(path: string): SnapshotOpener {
+  return async (work) => {
+    const connection = new SQLite(path, { readonly: true, fileMustExist: true });
+    connection.pragma('busy_timeout = 5000');
+    const reader = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+    try {
+      // Kysely's `begin` is deferred: the picture is taken at the first read. Queries of its own,
+      // which have no shortcut onto the site's connection and remember nothing.
+      return await reader.transaction().execute((trx) => work(trx, new CompiledQueries()));
+    } finally {
+      await reader.destroy();
+    }
+  };
 }
 
 /** Builds a query from placeholders; it must not branch on values (see `CompiledQueries`). */
@@ -644,8 +671,12 @@ export class CompiledQueries {
   private readonly readsTogether = new Map<object, TurnBatch<ReadTogether, unknown[]>>();
   private log: Log = QUIET;
 
-  /** `sqlite`: the embedded database's shortcuts; PostgreSQL has none. */
-  constructor(private readonly sqlite?: SqliteShortcuts) {}
+  /**
+   * `sqlite`: the embedded database's shortcuts; PostgreSQL has none. `snapshot`: opens one
+   * consistent picture of the database for `readSnapshot`; none where no other connection can see
+   * the data (an in-memory SQLite database) or the queries are a picture's own.
+   */
+  constructor(private readonly sqlite?: SqliteShortcuts, private readonly snapshot?: SnapshotOpener) {}
 
   /** Where `absorbed` reports from now on: the server's log, once the app gives it (`DatabaseHandle.reportTo`). */
   reportTo(log: Log): void {
@@ -678,6 +709,14 @@ export class CompiledQueries {
    */
   transaction<T>(db: Kysely<Database>, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
     return this.sqlite === undefined || db.isTransaction ? inTransaction(db, work) : this.sqlite.transaction(work);
+  }
+
+  /**
+   * `Stores.readSnapshot`: `work` over one consistent picture of the database (`SnapshotOpener`),
+   * with the queries to read it by; in a transaction, or with no picture to open, over `db` as it is.
+   */
+  readSnapshot<T>(db: Kysely<Database>, work: (db: Kysely<Database>, queries: CompiledQueries) => Promise<T>): Promise<T> {
+    return db.isTransaction || this.snapshot === undefined ? work(db, this) : this.snapshot(work);
   }
 
   private compile<R>(db: Kysely<Database>, build: QueryBuilder<R>): CompiledQuery<R> {

@@ -65,5 +65,6 @@ export function createStores(db: Kysely<Database>, queries: CompiledQueries): St
     appDirectory: new KyselyAppDirectory(db, clients),
     housekeeping: new KyselyHousekeeping(db),
     transaction: (work) => queries.transaction(db, (trx) => work(createStores(trx, queries))),
+    readSnapshot: (work) => queries.readSnapshot(db, (picture, its) => work(createStores(picture, its))),
   };
 }

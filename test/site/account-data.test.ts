@@ -7,7 +7,11 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { Kysely } from 'kysely';
-import { DATA_DOWNLOADS_AT_ONCE, DATA_DOWNLOADS_WAITING, dataDownloadQueue } from '../../src/core/accounts/data-export.js';
+import { deleteAccount } from '../../src/core/accounts/account-deletion.js';
+import { DATA_DOWNLOADS_AT_ONCE, DATA_DOWNLOADS_WAITING, DATA_PAGE, dataDownloadQueue } from '../../src/core/accounts/data-export.js';
+import type { User } from '../../src/core/accounts/ports.js';
+import type { PostStore } from '../../src/core/community/ports.js';
+import type { Stores } from '../../src/core/stores.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
 import type { AuditEvent } from '../../src/core/audit.js';
 import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/accounts/two-step.js';
@@ -201,16 +205,16 @@ forEachDatabase('downloading one\'s data', (database) => {
     assert.deepEqual(audited && { userId: audited.userId, via: audited.via, address: audited.address }, { userId: user.id, via: 'site', address: '127.0.0.1' });
   });
 
-  test('a download whose security-log line cannot be written still answers the file and keeps its audit line', async () => {
+  test('a download whose security-log line cannot be written gives no file, as a sign-in whose line cannot be written signs no one in', async () => {
     const { user, visitor } = await member();
-    const file = await whileInsertsFail(t.deps.database.db, database, 'security_events', () => download(visitor, { password: PASSWORD }));
-    assert.equal(file.status, 200, 'not an error page');
-    assert.equal(dataOf(file).profile.username, user.username);
-    assert.ok(t.audit.some((e) => e.audit === 'account.data_downloaded' && e.userId === user.id), 'the audit line is written all the same');
-    assert.ok(logLines.some((line) => line.includes(`"userId":${user.id}`) && /security-log line/.test(line)), 'the operator is told');
+    const refused = await whileInsertsFail(t.deps.database.db, database, 'security_events', () => download(visitor, { password: PASSWORD }));
+    assert.ok(refused.status >= 500, `an error page, not the file (${refused.status})`);
+    assert.equal(refused.headers.get('content-disposition'), null, 'no file');
+    assert.ok(!t.audit.some((e) => e.audit === 'account.data_downloaded' && e.userId === user.id), 'no audit line for a download that was not made');
+    assert.equal((await download(visitor, { password: PASSWORD })).status, 200, 'once the log takes lines again, the file');
   });
 
-  test('files are built a few at a time, each whole in memory: past those built and waiting, a download is refused with 503 and Retry-After, in the reader\'s language, and no file', async () => {
+  test('files are written a few at a time: past those written and waiting, a download is refused with 503 and Retry-After, in the reader\'s language, and no file', async () => {
     const { user, visitor } = await member();
     await t.deps.stores.users.updateProfile(user.id, { language: 'zh-CN' }, t.clock.now());
     let release!: () => void;
@@ -229,5 +233,144 @@ forEachDatabase('downloading one\'s data', (database) => {
     assert.doesNotMatch(refused.headers.get('content-type') ?? '', /json/, 'no file');
     assert.match(refused.text, /正在生成/, 'said in Chinese');
     assert.equal((await download(visitor, { password: PASSWORD })).status, 200, 'the same download serves once the line drains');
+  });
+
+  /** `count` posts by `user` of `size` characters each, written straight to the store (a member's form takes one at a time). */
+  async function writePosts(user: User, count: number, size: number): Promise<number[]> {
+    const { stores } = t.deps;
+    const category = await stores.posts.ensureCategory('Notes');
+    const body = 'x'.repeat(size);
+    const ids: number[] = [];
+    await stores.transaction(async (tx) => {
+      for (let i = 0; i < count; i++) {
+        const post = await tx.posts.create({ authorId: user.id, categoryId: category.id, title: `Post ${i}`, body, bodyHtml: `<p>${body}</p>`, excerpt: 'x', status: 'published' }, t.clock.now());
+        ids.push(post.id);
+      }
+    });
+    return ids;
+  }
+
+  /**
+   * Runs `work` while every picture a download reads (`Stores.readSnapshot`) reads its posts
+   * through `listAllByAuthor` below: each page's call counted (from 1) and told to `onPage` before
+   * it is read.
+   */
+  async function whilePostPagesRead<T>(onPage: (call: number, limit: number) => Promise<void> | void, work: () => Promise<T>): Promise<T> {
+    const stores = t.deps.stores as { readSnapshot: Stores['readSnapshot'] };
+    const original = stores.readSnapshot;
+    stores.readSnapshot = (read) => original((picture) => {
+      let calls = 0;
+      const posts: PostStore = Object.create(picture.posts);
+      posts.listAllByAuthor = async (authorId, after, limit) => {
+        await onPage(++calls, limit);
+        return picture.posts.listAllByAuthor(authorId, after, limit);
+      };
+      return read({ ...picture, posts });
+    });
+    try {
+      return await work();
+    } finally {
+      stores.readSnapshot = original;
+    }
+  }
+
+  /** The download's reply as it comes, unread (`signal` ends it). */
+  async function startDownload(visitor: Visitor, signal?: AbortSignal): Promise<Response> {
+    const body = new URLSearchParams({ _csrf: await visitor.csrf(), password: PASSWORD });
+    const cookie = [...visitor.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    return fetch(`${t.baseUrl}/settings/account/data`, { method: 'POST', body, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, signal });
+  }
+
+  /** Until no download holds a turn (a loop of short waits: the test's own time limit ends one that never comes). */
+  async function turnsGivenBack(): Promise<void> {
+    while (dataDownloadQueue.state.running > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+
+  test('the file is read a page of posts at a time and sent as it is read: 2,000 posts arrive whole, in order, with no Content-Length', async () => {
+    const { user, visitor } = await member();
+    const ids = await writePosts(user, 2_000, 100);
+    const limits: number[] = [];
+    const file = await whilePostPagesRead((_, limit) => { limits.push(limit); }, () => download(visitor, { password: PASSWORD }));
+    assert.equal(file.status, 200);
+    assert.equal(file.headers.get('content-length'), null, 'streamed, not built whole first');
+    assert.ok(limits.length >= 2_000 / DATA_PAGE, `read in pages (${limits.length} reads)`);
+    for (const limit of limits) assert.ok(limit <= DATA_PAGE, `a page of at most ${DATA_PAGE}`);
+    assert.deepEqual(dataOf(file).posts.map((p: any) => p.id), ids, 'every post, oldest first');
+  });
+
+  test('a read that fails part-way breaks the download off: the reader is left with a failed download, never a file that parses', async () => {
+    const { user, visitor } = await member();
+    await writePosts(user, 3 * DATA_PAGE, 100);
+    const outcome = await whilePostPagesRead((call) => {
+      if (call === 3) throw new Error('the database went away (a test)');
+    }, async () => {
+      const response = await startDownload(visitor);
+      return response.text().then((text) => ({ text }), (error: unknown) => ({ error }));
+    }).catch((error: unknown) => ({ error }));
+    assert.ok('error' in outcome, 'the reader sees the download fail');
+    await turnsGivenBack();
+    assert.equal((await download(visitor, { password: PASSWORD })).status, 200, 'the turn was given back');
+  });
+
+  test('a download holds its turn while its reader reads, and gives it back when the reader goes away', async () => {
+    const { user, visitor } = await member();
+    // Far more than the sockets' buffers hold: the writing waits for the reader.
+    await writePosts(user, 1_500, 20_000);
+    const reader = new AbortController();
+    const response = await startDownload(visitor, reader.signal);
+    assert.equal(response.status, 200);
+    assert.equal(dataDownloadQueue.state.running, 1, 'the turn is held while the file is read');
+    reader.abort();
+    await response.text().catch(() => undefined);
+    await turnsGivenBack();
+    assert.deepEqual(dataDownloadQueue.state, { running: 0, waiting: 0 });
+  });
+
+  test('the file is one picture of the data as the download began: a post written or changed while it is read is not in it, and the file is whole', async () => {
+    const { user, visitor } = await member();
+    const ids = await writePosts(user, DATA_PAGE + 10, 100);
+    let written: number | undefined;
+    const file = await whilePostPagesRead(async (call) => {
+      if (call !== 2) return;
+      const category = await t.deps.stores.posts.ensureCategory('Notes');
+      written = (await t.deps.stores.posts.create({ authorId: user.id, categoryId: category.id, title: 'Written meanwhile', body: 'new', bodyHtml: '<p>new</p>', excerpt: 'new', status: 'published' }, t.clock.now())).id;
+      await t.deps.database.db.updateTable('posts').set({ title: 'Changed meanwhile' }).where('id', '=', ids.at(-1)!).execute();
+    }, () => download(visitor, { password: PASSWORD }));
+    assert.equal(file.status, 200);
+    assert.ok(written !== undefined, 'a post was written while the file was read');
+    const posts = dataOf(file).posts as Array<{ id: number; title: string }>;
+    assert.deepEqual(posts.map((p) => p.id), ids, 'the post written meanwhile is not in it');
+    assert.equal(posts.at(-1)!.title, `Post ${ids.length - 1}`, 'the post changed meanwhile is as it was');
+  });
+
+  test('a download racing the account\'s deletion writes nothing for the erased account', async () => {
+    const erase = async (user: User) => {
+      const deleted = await deleteAccount(t.deps, user, { password: PASSWORD, code: '' }, { address: '127.0.0.1', deviceCookie: undefined });
+      assert.equal(deleted.ok, true);
+    };
+    // Deleted while the file is read: the file is the picture from before, and the deletion erased its line.
+    const during = await member();
+    await writePosts(during.user, 1, 10);
+    const file = await whilePostPagesRead(() => erase(during.user), () => download(during.visitor, { password: PASSWORD }));
+    assert.equal(file.status, 200);
+    assert.equal(dataOf(file).profile.status, 'active');
+    assert.deepEqual((await t.deps.stores.securityEvents.listForUser(during.user.id, 0, 10)).items, [], 'no line outlives the erase');
+    // Deleted between the line and the picture: no file, and nothing left.
+    const before = await member();
+    const stores = t.deps.stores as { readSnapshot: Stores['readSnapshot'] };
+    const original = stores.readSnapshot;
+    stores.readSnapshot = async (read) => {
+      await erase(before.user);
+      return original(read);
+    };
+    let refused: PageResponse;
+    try {
+      refused = await download(before.visitor, { password: PASSWORD });
+    } finally {
+      stores.readSnapshot = original;
+    }
+    assert.equal(refused.status, 403);
+    assert.equal(refused.headers.get('content-disposition'), null, 'no file');
+    assert.deepEqual((await t.deps.stores.securityEvents.listForUser(before.user.id, 0, 10)).items, [], 'no line outlives the erase');
   });
 });

@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { MAX_PAGING_VALUE } from '../../src/core/api/views.js';
 import { ConflictError } from '../../src/core/errors.js';
+import type { KeysetCursor } from '../../src/core/community/ports.js';
 import type { Stores } from '../../src/core/stores.js';
 import type { Kysely } from 'kysely';
 import { type DatabaseHandle, keyIsAnyOf, openDatabase } from '../../src/storage/database.js';
@@ -150,6 +151,39 @@ forEachDatabase('storage contract', (database) => {
     assert.equal((await stores.posts.listDraftsByAuthor(author.id)).length, 1);
     assert.equal(page.items[0]!.categoryName, category.name);
     assert.equal(page.items[0]!.authorUsername, author.username);
+  });
+
+  test('a member\'s posts (drafts too), comments and likes read in keyset pages come oldest first, ties by id, each once, and no one else\'s', async () => {
+    const [author, other] = [await newUser(), await newUser()];
+    const category = await stores.posts.ensureCategory(unique('Cat'));
+    const make = (authorId: number, title: string, at: number, status: 'published' | 'draft' = 'published') =>
+      stores.posts.create({ authorId, categoryId: category.id, title, body: title, bodyHtml: '<p>b</p>', excerpt: 'b', status }, at);
+    // Two instants, three rows each: a page boundary falls inside a tie.
+    const posts = [];
+    for (const at of [T0 + MINUTE, T0]) for (const i of [1, 2, 3]) posts.push(await make(author.id, `${at}-${i}`, at, i === 2 ? 'draft' : 'published'));
+    await make(other.id, 'not mine', T0);
+    const expected = [...posts].sort((x, y) => x.createdAt - y.createdAt || x.id - y.id).map((p) => p.id);
+    const comments = [];
+    for (const [post, at] of [[posts[0]!, T0 + MINUTE], [posts[1]!, T0], [posts[0]!, T0], [posts[2]!, T0 + MINUTE]] as const) {
+      comments.push(await stores.posts.addComment(post.id, author.id, `on ${post.id}`, at));
+    }
+    await stores.posts.addComment(posts[0]!.id, other.id, 'not mine', T0);
+    for (const [post, at] of [[posts[3]!, T0 + MINUTE], [posts[0]!, T0], [posts[4]!, T0], [posts[5]!, T0 + MINUTE]] as const) await stores.posts.like(post.id, author.id, at);
+    await stores.posts.like(posts[0]!.id, other.id, T0);
+    /** Every row `read` gives, two at a time, each page after the last row of the one before. */
+    const paged = async <R>(read: (after: KeysetCursor | undefined) => Promise<R[]>, cursor: (row: R) => KeysetCursor) => {
+      const rows: R[] = [];
+      for (let page = await read(undefined); page.length > 0; page = await read(cursor(page.at(-1)!))) {
+        assert.ok(page.length <= 2);
+        rows.push(...page);
+      }
+      return rows;
+    };
+    assert.deepEqual((await paged((after) => stores.posts.listAllByAuthor(author.id, after, 2), (p) => p)).map((p) => p.id), expected);
+    assert.deepEqual((await paged((after) => stores.posts.listCommentsByAuthor(author.id, after, 2), (c) => c)).map((c) => c.id),
+      [...comments].sort((x, y) => x.createdAt - y.createdAt || x.id - y.id).map((c) => c.id));
+    assert.deepEqual((await paged((after) => stores.posts.listLikesBy(author.id, after, 2), (l) => ({ createdAt: l.createdAt, id: l.postId }))).map((l) => [l.createdAt, l.postId]),
+      [[T0, posts[0]!.id], [T0, posts[4]!.id], [T0 + MINUTE, posts[3]!.id], [T0 + MINUTE, posts[5]!.id]].sort((x, y) => x[0]! - y[0]! || x[1]! - y[1]!));
   });
 
   test('a listed post carries its title, excerpt, counts and instants as stored, whatever their characters', async () => {

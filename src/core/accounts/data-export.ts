@@ -9,14 +9,16 @@
  * ISO 8601 with `Z`.
  */
 import { BoundedQueue, QueueFullError } from '../bounded-queue.js';
-import { OAuthError } from '../errors.js';
+import { AccountUnusableError, OAuthError } from '../errors.js';
 import { listAuthorizedApplications } from '../oauth/applications.js';
 import { type SiteNames, labelName } from '../site-name.js';
 import { scopeList } from '../oauth/scopes.js';
 import type { Stores } from '../stores.js';
 import { type Instant, formatUtc } from '../time.js';
 import { type OwnerProof, type OwnerProofRefusal, confirmOwner } from './owner-proof.js';
-import type { User } from './ports.js';
+import type { KeysetCursor } from '../community/ports.js';
+import { requireActiveAccount } from './accounts.js';
+import type { SecurityEvent, User } from './ports.js';
 import type { SecurityLog } from './security-log.js';
 import type { AttemptOrigin } from './sign-in.js';
 import { type TwoStepDeps, secondFactorsOf } from './two-step.js';
@@ -26,13 +28,21 @@ import { describeUserAgent } from './user-agent.js';
 const LOG_PAGE = 500;
 
 /**
- * Files built at once by this process, and waiting to be: each is read and written whole in
- * memory, the size of everything the member wrote (posts have no count limit, 20,000 characters
- * each), so a few members with much, or one asking again and again, must not hold it all at once.
+ * Posts, comments and likes are read and written this many at a time: a page of posts is at
+ * most 200 × 20,000 characters, a few MB as JSON, whatever the member wrote in all.
+ */
+export const DATA_PAGE = 200;
+
+/**
+ * Files written at once by this process, and waiting to be. Each is read a page at a time as its
+ * reader takes it, so its memory is a page's, but it holds a database connection (PostgreSQL) or
+ * a picture of the file that keeps the WAL from shrinking (SQLite) for as long as it lasts, and
+ * reads every row the member has: one at a time, with a short line, so that a few members with
+ * much, or one asking again and again, cannot hold those.
  */
 export const DATA_DOWNLOADS_AT_ONCE = 1;
 export const DATA_DOWNLOADS_WAITING = 4;
-/** The line of files to build (exported for tests, which hold its turns); a member holds one place in it. */
+/** The line of files to write (exported for tests, which hold its turns); a member holds one place in it. */
 export const dataDownloadQueue = new BoundedQueue(DATA_DOWNLOADS_AT_ONCE, DATA_DOWNLOADS_WAITING, 1);
 export const DATA_DOWNLOADS_BUSY_RETRY_AFTER_SECONDS = 10;
 
@@ -46,32 +56,75 @@ export class DataDownloadsBusyError extends OAuthError {
   }
 }
 
-/** `text`: the file, JSON; `exportedAt`: when it was read, as in it. */
-export type DataDownload = { ok: true; text: string; exportedAt: string } | OwnerProofRefusal;
+/**
+ * Where the file goes as it is read (the HTTP reply). `begin` is called once, before the first
+ * piece, with the file's time and the download's audit line to write (its security-log line is
+ * committed). `write` resolves once the reader can take more, and rejects when the reader went
+ * away or took nothing for too long: the download then ends there, its turn given back.
+ */
+export interface DataFileSink {
+  begin(exportedAt: string, announce: () => Promise<void>): Promise<void>;
+  write(piece: string): Promise<void>;
+}
 
-/** Throws `DataDownloadsBusyError` once the owner is confirmed, when the line of files to build is full. */
+/**
+ * How long a reader may take nothing of the file before it is broken off: one that stops reading
+ * (or reads slower than a post in this time) must not hold the download's turn, a database
+ * connection or picture, and a page in memory for ever.
+ */
+export const DATA_READER_PATIENCE_MS = 30_000;
+
+export type DataDownload = { ok: true } | OwnerProofRefusal;
+
+/**
+ * Writes the member's file to `sink`, in its turn of `dataDownloadQueue`, held until the file
+ * ends or the sink refuses a piece. Throws `DataDownloadsBusyError` once the owner is confirmed,
+ * when the line is full, and `AccountUnusableError` when the account is no longer active; either
+ * before `begin`. A read that fails after `begin` throws too: the caller must then break the file
+ * off, never end it as if whole.
+ */
 export async function downloadAccountData(
-  deps: TwoStepDeps & { securityLog: SecurityLog }, user: User, proof: OwnerProof, origin: AttemptOrigin,
+  deps: TwoStepDeps & { securityLog: SecurityLog }, user: User, proof: OwnerProof, origin: AttemptOrigin, sink: DataFileSink,
 ): Promise<DataDownload> {
   const confirmed = await confirmOwner(deps, user, proof, origin, 'enter your password to download your data');
   if (!confirmed.ok) return confirmed;
-  const file = await dataDownloadQueue.run(async () => {
-    const data = await accountData(deps.stores, user, deps.clock.now());
-    return { text: `${JSON.stringify(data, null, 2)}\n`, exportedAt: data.exportedAt };
+  await dataDownloadQueue.run(async () => {
+    // The line is written first, holding the account while it is active (`requireActiveAccount`),
+    // and committed before anything is read: a deletion racing the download waits for it and then
+    // erases it with the rest of the log, or went first and nothing is written. A line that
+    // cannot be written gives no file, as a sign-in whose line cannot be written signs no one in:
+    // a copy of the whole account is never taken unseen by its owner.
+    const announce = await deps.stores.transaction(async (tx) => {
+      await requireActiveAccount(tx, user.id, 'download its data');
+      return deps.securityLog.recordAll([{ userId: user.id, kind: 'account.data_downloaded', origin }], tx.securityEvents);
+    });
+    await deps.stores.readSnapshot(async (picture) => {
+      // A deletion committed between the line and the picture erased the line and the data the
+      // file would tell: no file then. One committed after it leaves the picture whole.
+      const account = await picture.users.findById(user.id);
+      if (account?.status !== 'active') throw new AccountUnusableError(`account "${user.username}" is no longer active; its data is not downloaded`);
+      const now = deps.clock.now();
+      await sink.begin(formatUtc(now), announce);
+      await writeAccountData(picture, account, now, (piece) => sink.write(piece));
+    });
   }, { asker: String(user.id) }).catch((error: unknown) => {
     throw error instanceof QueueFullError ? new DataDownloadsBusyError() : error;
   });
-  await deps.securityLog.record({ userId: user.id, kind: 'account.data_downloaded', origin });
-  return { ok: true, ...file };
+  return { ok: true };
 }
 
 const utc = (instant: Instant | null) => (instant === null ? null : formatUtc(instant));
 
-export type AccountData = Awaited<ReturnType<typeof accountData>>;
+/** `value` as `JSON.stringify(value, null, 2)` writes it `depth` levels in. */
+const nested = (value: unknown, depth: number) => JSON.stringify(value, null, 2).replaceAll('\n', `\n${'  '.repeat(depth)}`);
 
-/** What the file holds, read for `user` at `now`. */
-export async function accountData(stores: Stores, user: User, now: Instant) {
-  const [email, factors, passkeys, apps, tokens, owned, sessions, log, posts, comments, likes] = await Promise.all([
+/**
+ * The file, read for `user` at `now`, written to `write` a piece at a time, exactly as
+ * `JSON.stringify(data, null, 2)` would write it whole: the short parts at once, then each long
+ * list a page at a time, so that no more than a page of it is held.
+ */
+async function writeAccountData(stores: Stores, user: User, now: Instant, write: (piece: string) => Promise<void>): Promise<void> {
+  const [email, factors, passkeys, apps, tokens, owned, sessions] = await Promise.all([
     stores.memberEmails.find(user.id),
     secondFactorsOf(stores, user.id),
     stores.passkeys.listForUser(user.id),
@@ -79,12 +132,8 @@ export async function accountData(stores: Stores, user: User, now: Instant) {
     stores.personalTokens.listForUser(user.id),
     stores.clients.listByOwner(user.id),
     stores.sessions.listForUser(user.id, now),
-    wholeSecurityLog(stores, user.id),
-    stores.posts.listAllByAuthor(user.id),
-    stores.posts.listCommentsByAuthor(user.id),
-    stores.posts.listLikesBy(user.id),
   ]);
-  return {
+  const head = {
     exportedAt: formatUtc(now),
     profile: {
       id: user.id, username: user.username, nickname: user.nickname, bio: user.bio, language: user.language, timeZone: user.timeZone,
@@ -108,13 +157,58 @@ export async function accountData(stores: Stores, user: User, now: Instant) {
     sessions: sessions.map((s) => ({
       browser: describeUserAgent(s.userAgent), address: s.address, signedInAt: formatUtc(s.createdAt), lastSeenAt: formatUtc(s.lastSeenAt), expiresAt: formatUtc(s.expiresAt),
     })),
-    securityLog: log.map((e) => ({ kind: e.kind, at: formatUtc(e.createdAt), address: e.address, browser: e.device, detail: e.detail })),
-    posts: posts.map((p) => ({
-      id: p.id, title: p.title, category: p.categoryName, status: p.status, body: p.body, createdAt: formatUtc(p.createdAt), updatedAt: formatUtc(p.updatedAt),
-    })),
-    comments: comments.map((c) => ({ id: c.id, postId: c.postId, body: c.body, createdAt: formatUtc(c.createdAt) })),
-    likes: likes.map((l) => ({ postId: l.postId, createdAt: formatUtc(l.createdAt) })),
   };
+  await write(`{\n${Object.entries(head).map(([key, value]) => `  ${JSON.stringify(key)}: ${nested(value, 1)}`).join(',\n')}`);
+  const lists: Array<[string, AsyncIterable<unknown[]>]> = [
+    ['securityLog', mapPages(securityLogPages(stores, user.id), (e) => ({ kind: e.kind, at: formatUtc(e.createdAt), address: e.address, browser: e.device, detail: e.detail }))],
+    ['posts', mapPages(keysetPages((after) => stores.posts.listAllByAuthor(user.id, after, DATA_PAGE), (p) => p), (p) => ({
+      id: p.id, title: p.title, category: p.categoryName, status: p.status, body: p.body, createdAt: formatUtc(p.createdAt), updatedAt: formatUtc(p.updatedAt),
+    }))],
+    ['comments', mapPages(keysetPages((after) => stores.posts.listCommentsByAuthor(user.id, after, DATA_PAGE), (c) => c), (c) => ({
+      id: c.id, postId: c.postId, body: c.body, createdAt: formatUtc(c.createdAt),
+    }))],
+    ['likes', mapPages(keysetPages((after) => stores.posts.listLikesBy(user.id, after, DATA_PAGE), (l) => ({ createdAt: l.createdAt, id: l.postId })), (l) => ({
+      postId: l.postId, createdAt: formatUtc(l.createdAt),
+    }))],
+  ];
+  for (const [key, pages] of lists) {
+    await write(`,\n  ${JSON.stringify(key)}: [`);
+    let empty = true;
+    // An item a piece: each waits for the reader to take the one before (`DataFileSink.write`).
+    for await (const page of pages) {
+      for (const item of page) {
+        await write(`${empty ? '' : ','}\n    ${nested(item, 2)}`);
+        empty = false;
+      }
+    }
+    await write(empty ? ']' : '\n  ]');
+  }
+  await write('\n}\n');
+}
+
+/** Every row `read` gives, `DATA_PAGE` at a time, each page the rows after the last of the one before (`cursorOf`). */
+async function* keysetPages<T>(read: (after: KeysetCursor | undefined) => Promise<T[]>, cursorOf: (row: T) => KeysetCursor): AsyncGenerator<T[]> {
+  let after: KeysetCursor | undefined;
+  for (;;) {
+    const page = await read(after);
+    if (page.length > 0) yield page;
+    if (page.length < DATA_PAGE) return;
+    after = cursorOf(page.at(-1)!);
+  }
+}
+
+/** Every line of the member's security log, newest first, `LOG_PAGE` at a time. */
+async function* securityLogPages(stores: Stores, userId: number): AsyncGenerator<SecurityEvent[]> {
+  for (let offset = 0; ; offset += LOG_PAGE) {
+    const page = await stores.securityEvents.listForUser(userId, offset, LOG_PAGE);
+    if (page.items.length > 0) yield page.items;
+    if (page.items.length < LOG_PAGE) return;
+  }
+}
+
+/** Each page of `pages` in the file's shape. */
+async function* mapPages<T, U>(pages: AsyncIterable<T[]>, shape: (row: T) => U): AsyncGenerator<U[]> {
+  for await (const page of pages) yield page.map(shape);
 }
 
 /**
@@ -127,14 +221,4 @@ export function dataFileName(names: SiteNames, baseUrl: string, user: Pick<User,
   const slug = (text: string) => text.normalize('NFKD').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
   const site = slug(labelName(names)) || slug(new URL(baseUrl).hostname);
   return `${site}-data-${user.username}-${exportedAt.slice(0, 10)}.json`;
-}
-
-/** Every line of the member's security log, newest first. */
-async function wholeSecurityLog(stores: Stores, userId: number) {
-  const lines = [];
-  for (let offset = 0; ; offset += LOG_PAGE) {
-    const page = await stores.securityEvents.listForUser(userId, offset, LOG_PAGE);
-    lines.push(...page.items);
-    if (page.items.length < LOG_PAGE) return lines;
-  }
 }

@@ -56,6 +56,12 @@ export interface PostEdit {
   publish: boolean;
 }
 
+/** Where a page read oldest first ends: the last row's time and id; the next page starts after it. */
+export interface KeysetCursor {
+  createdAt: Instant;
+  id: number;
+}
+
 export interface Comment {
   id: number;
   postId: number;
@@ -89,12 +95,16 @@ export interface PostStore {
   listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<PostSummary>>;
   /** An author's drafts, for the author only. */
   listDraftsByAuthor(authorId: number): Promise<PostSummary[]>;
-  /** Every post of an author, published or draft, with its body, oldest first: for the author's own data download. */
-  listAllByAuthor(authorId: number): Promise<Post[]>;
-  /** Every comment an author wrote, oldest first: for the author's own data download. */
-  listCommentsByAuthor(authorId: number): Promise<Comment[]>;
-  /** The posts a member liked, and when, oldest first: for the member's own data download. */
-  listLikesBy(userId: number): Promise<Array<{ postId: number; createdAt: Instant }>>;
+  /**
+   * Up to `limit` posts of an author, published or draft, with their bodies, oldest first (ties by
+   * id), from the one after `after` (keyset: a page costs the same however far in): for the
+   * author's own data download, read a page at a time.
+   */
+  listAllByAuthor(authorId: number, after: KeysetCursor | undefined, limit: number): Promise<Post[]>;
+  /** Up to `limit` comments an author wrote, oldest first (ties by id), from the one after `after`: for the author's own data download. */
+  listCommentsByAuthor(authorId: number, after: KeysetCursor | undefined, limit: number): Promise<Comment[]>;
+  /** Up to `limit` of the posts a member liked, and when, oldest first (ties by post), from the one after `after` (`id`: the post's): for the member's own data download. */
+  listLikesBy(userId: number, after: KeysetCursor | undefined, limit: number): Promise<Array<{ postId: number; createdAt: Instant }>>;
   /** The newest published posts of authors who are active. */
   listRecentPublished(limit: number): Promise<PostSummary[]>;
   /**

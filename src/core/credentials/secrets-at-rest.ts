@@ -83,5 +83,6 @@ export function withSealedServerSecrets(stores: Stores, keysSecret: string | und
     ...stores,
     serverSecrets: new SealedServerSecrets(stores.serverSecrets, keysSecret),
     transaction: (work) => stores.transaction((tx) => work(withSealedServerSecrets(tx, keysSecret))),
+    readSnapshot: (work) => stores.readSnapshot((picture) => work(withSealedServerSecrets(picture, keysSecret))),
   };
 }

@@ -9,6 +9,7 @@
  * secret is made by a POST that redirects (post/redirect/get) to the page that shows it once; it
  * travels there sealed in a one-time row opened by a short-lived cookie (`core/one-time-secrets`).
  */
+import { PassThrough } from 'node:stream';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { updateProfile } from '../../core/accounts/accounts.js';
@@ -22,7 +23,7 @@ import { AccountUnusableError, InputError, OAuthError, type Words, checkAll } fr
 import { ONE_TIME_SECRET_MS, type OneTimeTarget, stashSecret, takeSecret } from '../../core/credentials/one-time-secrets.js';
 import { checkPersonalTokenRequest, createPersonalToken } from '../../core/credentials/personal-tokens.js';
 import { deleteAccount } from '../../core/accounts/account-deletion.js';
-import { dataFileName, downloadAccountData } from '../../core/accounts/data-export.js';
+import { DATA_READER_PATIENCE_MS, type DataFileSink, dataFileName, downloadAccountData } from '../../core/accounts/data-export.js';
 import type { OwnerProofRefusal } from '../../core/accounts/owner-proof.js';
 import { requiresSecondStep, secondFactorsOf } from '../../core/accounts/two-step.js';
 import type { User } from '../../core/accounts/ports.js';
@@ -243,14 +244,34 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       verifyCsrf(request);
       const user = await signedIn(request, reply, '/settings/profile');
       if (!user) return reply;
-      const downloaded = await downloadAccountData(app.deps, user, { password: request.body.password ?? '', code: request.body.code ?? '' }, attemptOrigin(request));
-      if (!downloaded.ok) {
-        const { error, status } = refusedProof(request, reply, user, downloaded);
-        return profilePage(request, reply, user, { errors: error }, status);
+      // The file streams as it is read: its headers go with the first piece, and a failure after
+      // them breaks the reply off, so the reader is left with a failed download, never a shorter
+      // file that still parses as whole. (`file` is set in a callback: typed by `as`, or control
+      // flow would take it for undefined for ever.)
+      let file = undefined as PassThrough | undefined;
+      const sink: DataFileSink = {
+        begin: async (exportedAt, announce) => {
+          file = new PassThrough();
+          reply.type('application/json; charset=utf-8').header('cache-control', 'no-store')
+            .header('content-disposition', `attachment; filename="${dataFileName(app.deps.settings.siteNames, app.deps.settings.baseUrl, user, exportedAt)}"`)
+            .send(file);
+          await afterCommit(request.log, 'a member\'s data is being downloaded, but its audit line could not be written', { userId: user.id }, announce);
+        },
+        write: (piece) => taken(file!, piece, DATA_READER_PATIENCE_MS),
+      };
+      try {
+        const downloaded = await downloadAccountData(app.deps, user, { password: request.body.password ?? '', code: request.body.code ?? '' }, attemptOrigin(request), sink);
+        if (!downloaded.ok) {
+          const { error, status } = refusedProof(request, reply, user, downloaded);
+          return profilePage(request, reply, user, { errors: error }, status);
+        }
+        if (!file!.destroyed) file!.end();
+      } catch (error) {
+        if (file === undefined) throw error;
+        // Fastify logs the error and destroys the response (`sendStream`).
+        file.destroy(error as Error);
       }
-      return reply.type('application/json; charset=utf-8').header('cache-control', 'no-store')
-        .header('content-disposition', `attachment; filename="${dataFileName(app.deps.settings.siteNames, app.deps.settings.baseUrl, user, downloaded.exportedAt)}"`)
-        .send(downloaded.text);
+      return reply;
     });
 
   app.get('/settings/account/deleted', page, async (request, reply) => {
@@ -684,4 +705,27 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       }
       return reply.redirect(`${base}?notice=deactivated`, 303);
     });
+}
+
+/**
+ * Writes `piece` to the file being sent and resolves once it can take more: at once while its
+ * buffer has room, else when the reader drained it. Rejects when the file was closed (Fastify
+ * destroys it when the reader goes away) or the reader took nothing for `patienceMs`.
+ */
+function taken(file: PassThrough, piece: string, patienceMs: number): Promise<void> {
+  const gone = () => new Error('the reader of the data file went away');
+  if (file.destroyed) return Promise.reject(gone());
+  if (file.write(piece)) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const settle = (error?: Error) => {
+      clearTimeout(timer);
+      file.off('drain', drained).off('close', closed);
+      if (error) reject(error);
+      else resolve();
+    };
+    const drained = () => settle();
+    const closed = () => settle(gone());
+    const timer = setTimeout(() => settle(new Error(`the reader of the data file took nothing for ${patienceMs} ms`)), patienceMs);
+    file.on('drain', drained).on('close', closed);
+  });
 }

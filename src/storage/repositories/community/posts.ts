@@ -1,6 +1,6 @@
 import { type Expression, type Kysely, PostgresAdapter, type SelectQueryBuilder, sql } from 'kysely';
 import { escapedText } from '../../../core/community/markdown.js';
-import type { Category, Comment, NewPost, Post, PostEdit, PostStatus, PostStore, PostSummary } from '../../../core/community/ports.js';
+import type { Category, Comment, KeysetCursor, NewPost, Post, PostEdit, PostStatus, PostStore, PostSummary } from '../../../core/community/ports.js';
 import type { Page } from '../../../core/stores.js';
 import type { Instant } from '../../../core/time.js';
 import type { CompiledQueries } from '../../database.js';
@@ -15,6 +15,11 @@ import { isUniqueViolation } from '../errors.js';
  * second read can disagree with it; a literal, so the compiled queries' parameters stay as they were.
  */
 const byActiveAuthor = sql<boolean>`users.status = 'active'`;
+
+/** Rows after `after` in the order (`time`, `id`), by a row-value comparison both databases read off an index; every row without it. */
+function afterRow(time: string, id: string, after: KeysetCursor | undefined): Expression<boolean> {
+  return after === undefined ? sql<boolean>`true` : sql<boolean>`(${sql.ref(time)}, ${sql.ref(id)}) > (${after.createdAt}, ${after.id})`;
+}
 
 /**
  * The members whose posts' `author_hidden` flags disagree with their status, whom a pass of
@@ -426,9 +431,10 @@ export class KyselyPostStore implements PostStore {
     return rows.map(toPostSummary);
   }
 
-  async listAllByAuthor(authorId: number): Promise<Post[]> {
+  async listAllByAuthor(authorId: number, after: KeysetCursor | undefined, limit: number): Promise<Post[]> {
     const rows = await this.selectPosts().select(['posts.body', 'posts.body_html'])
-      .where('posts.author_id', '=', authorId).orderBy('posts.created_at').orderBy('posts.id').execute();
+      .where('posts.author_id', '=', authorId).where(afterRow('posts.created_at', 'posts.id', after))
+      .orderBy('posts.created_at').orderBy('posts.id').limit(limit).execute();
     return rows.map((row) => ({ ...toPostSummary(row), body: row.body, bodyHtml: row.body_html ?? escapedText(row.body) }));
   }
 
@@ -557,21 +563,28 @@ export class KyselyPostStore implements PostStore {
     return this.comments('comments.post_id', postId, { shown: true });
   }
 
-  async listLikesBy(userId: number): Promise<Array<{ postId: number; createdAt: Instant }>> {
+  async listLikesBy(userId: number, after: KeysetCursor | undefined, limit: number): Promise<Array<{ postId: number; createdAt: Instant }>> {
     const rows = await this.db.selectFrom('post_likes').select(['post_id', 'created_at'])
-      .where('user_id', '=', userId).orderBy('created_at').orderBy('post_id').execute();
+      .where('user_id', '=', userId).where(afterRow('created_at', 'post_id', after))
+      .orderBy('created_at').orderBy('post_id').limit(limit).execute();
     return rows.map((r) => ({ postId: r.post_id, createdAt: r.created_at }));
   }
 
-  async listCommentsByAuthor(authorId: number): Promise<Comment[]> {
-    return this.comments('comments.author_id', authorId, { shown: false });
+  async listCommentsByAuthor(authorId: number, after: KeysetCursor | undefined, limit: number): Promise<Comment[]> {
+    return this.comments('comments.author_id', authorId, { shown: false, page: { after, limit } });
   }
 
-  /** The comments of a post or of an author, oldest first; with `shown`, only those of active members (`byActiveAuthor`). */
-  private async comments(by: 'comments.post_id' | 'comments.author_id', id: number, { shown }: { shown: boolean }): Promise<Comment[]> {
-    const query = this.db.selectFrom('comments').innerJoin('users', 'users.id', 'comments.author_id')
+  /**
+   * The comments of a post or of an author, oldest first; with `shown`, only those of active
+   * members (`byActiveAuthor`); with `page`, only that page of them.
+   */
+  private async comments(
+    by: 'comments.post_id' | 'comments.author_id', id: number, { shown, page }: { shown: boolean; page?: { after: KeysetCursor | undefined; limit: number } },
+  ): Promise<Comment[]> {
+    let query = this.db.selectFrom('comments').innerJoin('users', 'users.id', 'comments.author_id')
       .select(['comments.id', 'comments.post_id', 'comments.author_id', 'users.username', 'users.nickname', 'comments.body', 'comments.created_at'])
       .where(by, '=', id).orderBy('comments.created_at').orderBy('comments.id');
+    if (page) query = query.where(afterRow('comments.created_at', 'comments.id', page.after)).limit(page.limit);
     const rows = await (shown ? query.where(byActiveAuthor) : query).execute();
     return rows.map((r) => ({
       id: r.id, postId: r.post_id, authorId: r.author_id, ...authorNames(r), body: r.body, createdAt: r.created_at,
