@@ -8,14 +8,19 @@
  * deletion's status UPDATE waiting until the stream stopped or its statement timed out (a 503).
  * The interleaving is pinned here: one write holds the row, the deletion waits for it, a second
  * write arrives; the second must wait its turn behind the deletion and then find the account gone.
+ * An authorization by a remembered consent holds the account's row first, then the consent's, so a
+ * stream of them cannot starve a withdrawal waiting for the consent either.
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
+import { hashSecret } from '../../src/core/credentials/formats.js';
+import type { TestClient } from '../oauth/helpers.js';
+import { authorizeQuery, consentForm, newClient, pkcePair } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { onPostgres } from '../support/databases.js';
-import { Visitor, signedInMember } from './visitor.js';
+import { type PageResponse, Visitor, signedInMember } from './visitor.js';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -66,6 +71,58 @@ onPostgres('the member\'s own deletion and writes holding the account', (databas
     } finally {
       release();
       await Promise.allSettled([first, deletion, second].filter((p) => p !== undefined));
+      await outside.end();
+    }
+  });
+
+  /** The consent page's approval of `c`, as the member's browser sends it. */
+  async function approval(visitor: Visitor, c: TestClient): Promise<() => Promise<PageResponse>> {
+    const page = await visitor.get(`/oauth/authorize?${authorizeQuery(c, { pkce: pkcePair() })}`);
+    assert.equal(page.status, 200, 'the consent page');
+    const body = new URLSearchParams([...consentForm(page.text), ['decision', 'approve']]);
+    return () => visitor.request('/oauth/authorize', { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  }
+
+  test('an authorization by a remembered consent queues behind a withdrawal already waiting for the consent: it never jumps ahead, so a stream of them cannot starve the withdrawal', async () => {
+    const { user, visitor } = await signedInMember(t, 'remembering', PASSWORD);
+    const c = await newClient(t);
+    assert.equal((await (await approval(visitor, c))()).status, 302, 'the consent, remembered');
+    const now = t.clock.now();
+    const code = (n: number) => ({
+      codeHash: hashSecret(`remembered-${user.id}-${n}`), clientId: c.client.clientId, userId: user.id, redirectUri: c.redirectUri, scope: 'profile:read',
+      codeChallenge: null, nonce: null, authTime: now, createdAt: now, expiresAt: now + 60_000,
+    });
+    const outside = new pg.Client({ connectionString: database.url });
+    await outside.connect();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => { release = resolve; });
+    // The first authorization, its grant written and not yet committed: it holds what it locked.
+    let firstWritten = false;
+    const first = t.deps.stores.transaction(async (tx) => {
+      firstWritten = await tx.codes.insertUnderRememberedConsent(code(1), null);
+      await released;
+    });
+    let withdrawal: Promise<PageResponse> | undefined;
+    let second: Promise<boolean> | undefined;
+    try {
+      await until(async () => firstWritten, 'the first authorization wrote its grant');
+      withdrawal = visitor.post('/settings/applications/revoke', { client_id: c.client.clientId });
+      await until(async () => (await waiting(outside, 'delete from "consents"%')) > 0, 'the withdrawal waited for the consent');
+      // The second authorization, while the first holds the consent and the withdrawal waits for it.
+      let secondDone = false;
+      second = t.deps.stores.codes.insertUnderRememberedConsent(code(2), null).finally(() => { secondDone = true; });
+      await until(async () => secondDone || (await waiting(outside, 'with %')) > 0, 'the second authorization wrote or waited');
+      assert.equal(secondDone, false, 'the second authorization waits its turn, not past the withdrawal');
+      release();
+      await first;
+      assert.equal((await withdrawal).status, 303, 'the withdrawal went through');
+      await second;
+      const live = await t.deps.database.db.selectFrom('grants').select('id')
+        .where('user_id', '=', user.id).where('client_id', '=', c.client.clientId).where('revoked_at', 'is', null).execute();
+      assert.deepEqual(live, [], 'no grant outlives the withdrawal');
+    } finally {
+      release();
+      await Promise.allSettled([first, withdrawal, second].filter((p) => p !== undefined));
       await outside.end();
     }
   });
@@ -123,5 +180,17 @@ onPostgres('the member\'s own deletion and writes holding the account', (databas
       name: 'Racing app', description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'confidential',
     }));
     assert.deepEqual(await db.selectFrom('clients').select('status').where('owner_id', '=', developer.id).where('status', '=', 'active').execute(), [], 'no active app');
+  });
+
+  test('an app approved on the consent page as the member deletes the account leaves no grant, code, consent or log line: they are written only while the account is active, which the deletion waits for or sees', async () => {
+    const { user, visitor } = await signedInMember(t, 'approving', PASSWORD);
+    const approve = await approval(visitor, await newClient(t));
+    // The consent waits, after the grant and code are written and before it commits.
+    await racingDeletion(visitor, 'consents', approve);
+    const { db } = t.deps.database;
+    assert.deepEqual(await db.selectFrom('grants').select('id').where('user_id', '=', user.id).execute(), [], 'no grant');
+    assert.deepEqual(await db.selectFrom('authorization_codes').select('code_hash').where('user_id', '=', user.id).execute(), [], 'no code');
+    assert.deepEqual(await db.selectFrom('consents').select('client_id').where('user_id', '=', user.id).execute(), [], 'no consent');
+    assert.deepEqual(await db.selectFrom('security_events').select('kind').where('user_id', '=', user.id).execute(), [], 'no line of the log');
   });
 });

@@ -153,4 +153,25 @@ forEachDatabase('the code\'s conditional writes', (database) => {
     await stores.consents.remove(userId, clientId);
     assert.equal(await stored('profile:read'), false, 'withdrawn');
   });
+
+  test('a code is stored under the remembered consent only while its account is active: none is made for an account left active meanwhile', async () => {
+    const { presented, userId } = await newCode();
+    const { clientId } = presented;
+    await stores.consents.save(userId, clientId, 'profile:read', T0);
+    const stored = async () => {
+      const codeHash = unique('code');
+      const answer = await stores.codes.insertUnderRememberedConsent({
+        codeHash, clientId, userId, redirectUri: REDIRECT, scope: 'profile:read', codeChallenge: null, nonce: null, authTime: T0, createdAt: T0, expiresAt: T0 + 5 * MINUTE,
+      }, null);
+      assert.equal(await stores.codes.find(codeHash) !== undefined, answer, 'the answer says what was stored');
+      return answer;
+    };
+    // The status alone, as a racing deletion has changed it before its erase of the consent.
+    for (const status of ['deleted', 'suspended'] as const) {
+      assert.ok(await stores.users.setStatus(userId, status, T0 + 1));
+      assert.equal(await stored(), false, status);
+    }
+    assert.ok(await stores.users.setStatus(userId, 'active', T0 + 2));
+    assert.equal(await stored(), true, 'active again');
+  });
 });

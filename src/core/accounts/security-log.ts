@@ -208,11 +208,35 @@ export class SecurityLog {
    */
   async record(event: NewSecurityEvent, ownAudit?: AuditEvent): Promise<void> {
     const stored = this.toStored(event);
+    await this.attempt(event, stored, [() => this.store.insert(stored), ...this.tellings(event, stored, ownAudit)]);
+  }
+
+  /**
+   * Stores the event through `store`, a transaction's, so the line lands with the change it tells
+   * of or not at all (a line written after the commit could land after the member's own deletion
+   * had erased the log, and stay). Its audit line and notice are written by the function it
+   * answers, for the caller to call once the transaction has committed; that function never
+   * throws, as `record` never does: the change is made by then.
+   */
+  async recordWithin(store: SecurityEventStore, event: NewSecurityEvent, ownAudit?: AuditEvent): Promise<() => Promise<void>> {
+    const stored = this.toStored(event);
+    await store.insert(stored);
+    return () => this.attempt(event, stored, this.tellings(event, stored, ownAudit));
+  }
+
+  /** The event's audit line and notice mail. */
+  private tellings(event: NewSecurityEvent, stored: StoredEvent, ownAudit: AuditEvent | undefined): Array<() => unknown> {
+    const requestId = event.origin?.requestId ?? event.requestId;
+    return [() => this.writeAudit(stored, requestId, ownAudit), () => this.notify(stored, event.origin?.locale)];
+  }
+
+  /** Runs `parts` (`eachAttempted`); what failed is an error line of the server's log, never thrown. */
+  private async attempt(event: NewSecurityEvent, stored: StoredEvent, parts: ReadonlyArray<() => unknown>): Promise<void> {
     // The request's id, whether the event has an origin or was told without one (`email.refused`):
     // its audit line and the error line of a part that fails both carry it.
     const requestId = event.origin?.requestId ?? event.requestId;
     try {
-      await eachAttempted([() => this.store.insert(stored), () => this.writeAudit(stored, requestId, ownAudit), () => this.notify(stored, event.origin?.locale)]);
+      await eachAttempted(parts);
     } catch (error) {
       this.log.error({ err: error, kind: stored.kind, userId: stored.userId, ...(requestId === undefined ? {} : { reqId: requestId }) },
         'a change to an account was made, but its security-log line, audit line or notice mail could not be written');

@@ -278,9 +278,11 @@ export interface CodeStore {
    */
   insertUnderNewGrant(code: NewCodeUnderGrant, sid: string | null): Promise<void>;
   /**
-   * `insertUnderNewGrant`, but only while the user's remembered consent for the code's client
-   * holds every scope of the code (INTERFACE section 10), decided by the same statement that writes
-   * where the database can (else in a transaction with the consent's read); whether it was stored.
+   * `insertUnderNewGrant`, but only while the user's account is active, held until the write
+   * commits (`UserStore.holdActive`: a deletion or suspension racing it waits, or is seen), and
+   * the user's remembered consent for the code's client holds every scope of the code (INTERFACE
+   * section 10), decided by the same statement that writes where the database can (else in a
+   * transaction with the reads); whether it was stored.
    */
   insertUnderRememberedConsent(code: NewCodeUnderGrant, sid: string | null): Promise<boolean>;
   /**

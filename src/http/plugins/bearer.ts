@@ -273,14 +273,14 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
   // data is. A refusal or failure once admitted, the gate's or the route's (a scope, a token sent
   // two ways, a body refused or too large, a malformed message, 404, 405, 500, or one a route
   // answers 2xx, `refusedInAnswer`), is none. Recorded
-  // as the answer goes, once its status is known; callback-style, so an answer that records nothing
-  // (a refusal, or a token recorded within the minute: `UsageRecorder.due`) makes no promise.
-  app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, _payload: unknown, done: (error?: Error | null) => void) => {
+  // as the answer goes, once its status is known (a token recorded within the minute is not:
+  // `UsageRecorder.due`). An async hook, whose promise Fastify settles: a callback called from the
+  // promise's `then` turned anything thrown on the way out into an unhandled rejection.
+  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply) => {
     const { bearer } = request;
-    if (bearer === undefined || reply.statusCode >= 300 || request.bearerRefusedInAnswer) return done();
+    if (bearer === undefined || reply.statusCode >= 300 || request.bearerRefusedInAnswer) return;
     const now = deps.clock.now();
-    if (!deps.tokenUses.due(bearer, now)) return done();
-    recordUse(request, bearer, now).then(() => done(), done);
+    if (deps.tokenUses.due(bearer, now)) await recordUse(request, bearer, now);
   });
 
   return {

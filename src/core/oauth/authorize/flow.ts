@@ -7,7 +7,7 @@
 import { isNativeAppRedirect } from '../clients.js';
 import { type ClientSources, hasCurrentRow, isUnreviewedApp, storeDocumentClient } from '../client-metadata.js';
 import { generateAuthorizationCode, hashSecret } from '../../credentials/formats.js';
-import { OAuthError } from '../../errors.js';
+import { ACCOUNT_NOT_ACTIVE, OAuthError } from '../../errors.js';
 import { type Params, paramsFromEntries } from '../params.js';
 import type { Session, User } from '../../accounts/ports.js';
 import type { Stores } from '../../stores.js';
@@ -426,21 +426,28 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
     // was read before (a pushed request completed meanwhile), and a withdrawal may have committed
     // since, or be under way (attack78).
     if (!(await deps.stores.codes.insertUnderRememberedConsent(stored, sid))) {
-      return errorResponse(deps, destinationOf(request), new OAuthError('access_denied', 'The user withdrew the consent to this application meanwhile: start the authorization again.'), request.state);
+      return errorResponse(deps, destinationOf(request), new OAuthError('access_denied', 'The user withdrew the consent to this application, or the account was closed, meanwhile: start the authorization again.'), request.state);
     }
   } else {
-    const consented = await deps.stores.transaction(async (tx) => {
+    const told = await deps.stores.transaction(async (tx) => {
+      // The account is held active while its grant, code, consent and log line are written, as a
+      // sign-in holds it for its session: the member's own deletion committed after the consent
+      // page read the account active erased every grant and consent but these, left unusable and
+      // never deleted. The deletion waits for the hold and erases them, or the hold sees it.
+      if (!(await tx.users.holdActive(userId))) return undefined;
       await tx.codes.insertUnderNewGrant(stored, sid);
       const previous = await tx.consents.find(userId, clientId);
       const union = formatScope([...scopeList(previous?.scope ?? ''), ...request.scopes]);
       await tx.consents.save(userId, clientId, union, now);
-      return { union, firstTime: previous === undefined };
+      // The user approved on the consent page: the account's security log says so (issue 18 item
+      // 5), in the same transaction, held as the grant is.
+      return deps.securityLog.recordWithin(tx.securityEvents, {
+        userId, kind: 'app.authorized', origin: { address: signedIn.session.address, userAgent: signedIn.session.userAgent, locale: consent.pageLocale, requestId: consent.requestId },
+        detail: { app: request.client.name, client_id: clientId, scope, ...(previous === undefined ? { first_time: 'yes' } : {}) },
+      }, { audit: 'consent.granted', userId, clientId, scope: union });
     });
-    // The user approved on the consent page: the account's security log says so (issue 18 item 5).
-    await deps.securityLog.record({
-      userId, kind: 'app.authorized', origin: { address: signedIn.session.address, userAgent: signedIn.session.userAgent, locale: consent.pageLocale, requestId: consent.requestId },
-      detail: { app: request.client.name, client_id: clientId, scope, ...(consented.firstTime ? { first_time: 'yes' } : {}) },
-    }, { audit: 'consent.granted', userId, clientId, scope: consented.union });
+    if (!told) return errorResponse(deps, destinationOf(request), new OAuthError('access_denied', ACCOUNT_NOT_ACTIVE), request.state);
+    await told();
   }
   return codeResponse(deps, request, code);
 }

@@ -8,6 +8,7 @@ import {
 } from './grants.js';
 import { holdsEveryScope, scopeList } from '../../../core/oauth/scopes.js';
 import { KyselyConsentStore } from './consents.js';
+import { KyselyUserStore } from '../accounts/users.js';
 import { KyselyTokenStore, PLACEHOLDER_TOKEN, tokenValues } from './tokens.js';
 
 function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCode {
@@ -61,25 +62,40 @@ const insertCodeUnderNewGrant = (db: Kysely<Database>) => insertCodeUnderGrant(d
   .with('g', (w) => w.insertInto('grants').values(NEW_GRANT).returning('id')));
 const GRANT_COLUMNS = Object.keys(NEW_GRANT) as Array<keyof typeof NEW_GRANT>;
 /**
- * `insertCodeUnderNewGrant`, only while the user's consent for the client holds every scope of
- * the code (PostgreSQL): the grant's columns are selected from the consent's row, then come its
- * user, client and the code's scope, then the code's columns but `grant_id`. A scope is a list
- * separated by single spaces (`formatScope`); the `@>` is `holdsEveryScope` in SQL, an empty one
- * held by any consent. The consent's row is read `FOR SHARE`, so a withdrawal racing the
- * statement is either waited for or waits.
+ * `insertCodeUnderNewGrant`, only while the user's account is active and the user's consent for
+ * the client holds every scope of the code (PostgreSQL): the user first, then the grant's columns
+ * selected from the consent's row, then its user, client and the code's scope, then the code's
+ * columns but `grant_id`. A scope is a list separated by single spaces (`formatScope`); the `@>`
+ * is `holdsEveryScope` in SQL, an empty one held by any consent.
+ *
+ * Both rows are locked until the statement commits, the account's first: its `exists` is an
+ * uncorrelated subquery, which PostgreSQL runs once, as the filter before the consent's scan.
+ * - The account's row as `UserStore.holdActive` holds it, `FOR NO KEY UPDATE`: a deletion or
+ *   suspension that has changed the status and not yet committed is waited for (then the row, no
+ *   longer active, writes nothing); one that comes after waits for this statement, then its erase
+ *   or revoking UPDATE sees the new grant. Without it the grant and code of a deletion's last
+ *   moment were left behind, unusable and never deleted.
+ * - The consent's row, `FOR NO KEY UPDATE` too: of PostgreSQL's row locks (docs, "Explicit
+ *   Locking", table "Conflicting Row-Level Locks") it conflicts with the withdrawal's and the
+ *   deletion's DELETE (which takes FOR UPDATE), so a withdrawal that has deleted the row and not
+ *   yet committed is waited for (and the row, gone, writes nothing), and one that comes after waits
+ *   for this statement, then its revoking UPDATE sees the new grant (without a lock the statement
+ *   read the consent as of its snapshot and wrote a grant the withdrawal's UPDATE never saw:
+ *   test/security/attack78-remembered-consent-race.test.ts). It also conflicts with itself, so
+ *   each authorization queues in the lock manager behind a DELETE already waiting; FOR SHARE and
+ *   FOR KEY SHARE join the share locks already on the row past it (PostgreSQL's README.tuplock),
+ *   and a stream of overlapping authorizations kept the DELETE waiting. It leaves the FOR KEY
+ *   SHARE of a foreign key's check alone, which FOR UPDATE would block for nothing.
  */
-const insertCodeUnderConsent = (db: Kysely<Database>) => insertCodeUnderGrant(db
+const insertCodeUnderConsent = (db: Kysely<Database>) => insertCodeUnderGrant((db
+  .with('held', (w) => w.selectFrom('users').select('users.id').where('users.id', '=', 0).where(sql<boolean>`users.status = 'active'`).forNoKeyUpdate())
   .with('g', (w) => w.insertInto('grants').columns(GRANT_COLUMNS)
     .expression((eb) => eb.selectFrom('consents').select((s) => GRANT_COLUMNS.map((column) => s.val(NEW_GRANT[column]).as(column)))
+      .where((e) => e.exists(e.selectFrom('held').select('held.id')))
       .where('consents.user_id', '=', 0).where('consents.client_id', '=', '')
       .where(sql<boolean>`string_to_array(consents.scope, ' ') @> string_to_array(${''}, ' ')`)
-      // The consent's row is locked while the grant is written: a withdrawal that has deleted it
-      // and not yet committed is waited for (and the row, gone, writes nothing), and one that
-      // comes after waits for this statement, then its revoking UPDATE sees the new grant. Without
-      // the lock the statement read the consent as of its snapshot and wrote a grant the
-      // withdrawal's UPDATE never saw (test/security/attack78-remembered-consent-race.test.ts).
-      .forShare())
-    .returning('id')));
+      .forNoKeyUpdate())
+    .returning('id'))) as unknown as AfterNewGrant);
 /**
  * The consuming write: the code changes only when it is unused, unexpired and presented with
  * everything it is bound to (client, redirect URI, PKCE challenge; `is not distinct from`, so a
@@ -170,11 +186,12 @@ export class KyselyCodeStore implements CodeStore {
   async insertUnderRememberedConsent(code: Omit<NewCode, 'grantId'> & { amr?: readonly string[] | null }, sid: string | null): Promise<boolean> {
     const grant = Object.values(grantValues({ ...code, sid }, code.createdAt));
     if (this.queries.writesCombine) {
-      const result = await this.queries.execute(this.db, insertCodeUnderConsent, [...grant, code.userId, code.clientId, code.scope, ...Object.values(valuesBesideGrant(code))]);
+      const result = await this.queries.execute(this.db, insertCodeUnderConsent, [code.userId, ...grant, code.userId, code.clientId, code.scope, ...Object.values(valuesBesideGrant(code))]);
       return Number(result.numAffectedRows ?? 0n) === 1;
     }
-    // SQLite: the consent read in the transaction that writes, which holds the one connection.
+    // SQLite: the account and the consent read in the transaction that writes, which holds the one connection.
     return this.queries.transaction(this.db, async (trx) => {
+      if (!(await new KyselyUserStore(trx, this.queries).holdActive(code.userId))) return false;
       const consent = await new KyselyConsentStore(trx, this.queries).find(code.userId, code.clientId);
       if (!holdsEveryScope(consent?.scope, scopeList(code.scope))) return false;
       await insertGrantThenCode(trx, this.queries, grant, code);
