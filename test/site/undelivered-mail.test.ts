@@ -300,7 +300,7 @@ forEachDatabase('mail its server refused, on the e-mail settings', (database) =>
     const addresses = members.map(() => address());
     for (const [i, visitor] of members.entries()) {
       t.smtp.refuse(addresses[i]!, 554, 'Relaying denied');
-      await visitor.post('/settings/email', { email: addresses[i] });
+      await visitor.post('/settings/email', { email: addresses[i]! });
     }
     await untilGivenUp(addresses);
     for (const [i, visitor] of members.entries()) {
