@@ -49,7 +49,7 @@ import * as addressRefusals from './migrations/2026-11-30-0070-address-refusals.
 import * as statusChangedAt from './migrations/2026-11-30-0110-status-changed-at.js';
 import * as memberDataIndexes from './migrations/2026-12-01-0040-member-data-indexes.js';
 import * as siteRefusalsCleared from './migrations/2026-12-01-0050-site-refusals-cleared.js';
-import * as unprovenRefusalsCleared from './migrations/2026-12-01-0060-unproven-refusals-cleared.js';
+import * as unprovenRefusalsCleared from './migrations/2026-12-01-0070-unproven-refusals-cleared.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -92,7 +92,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-30-0110-status-changed-at': statusChangedAt,
   '2026-12-01-0040-member-data-indexes': memberDataIndexes,
   '2026-12-01-0050-site-refusals-cleared': siteRefusalsCleared,
-  '2026-12-01-0060-unproven-refusals-cleared': unprovenRefusalsCleared,
+  '2026-12-01-0070-unproven-refusals-cleared': unprovenRefusalsCleared,
 };
 
 /** Every migration's name, in the order they run. */

@@ -1,5 +1,5 @@
 /**
- * Migration 2026-12-01-0060-unproven-refusals-cleared: a refusal kept on a member's e-mail record
+ * Migration 2026-12-01-0070-unproven-refusals-cleared: a refusal kept on a member's e-mail record
  * is read again by the outbox row that gave it, and cleared when today's reading does not make it
  * the address's (a bare code at RCPT or a full mailbox that nothing proves, a class that disagrees
  * with the basic code, a relay's own detail), on SQLite and PostgreSQL; one of the address, one
@@ -66,7 +66,7 @@ forEachDatabase('unproven refusals cleared migration', (database) => {
       user_id: null, kind: 'test', recipient: 'other@example.test', subject: '', body_text: '', body_html: null,
       created_at: T0 + DAY / 2, next_attempt_at: T0 + DAY / 2, attempts: 1, sent_at: T0 + DAY / 2,
     }).execute();
-    await migrateTo(db, '2026-12-01-0060-unproven-refusals-cleared');
+    await migrateTo(db, '2026-12-01-0070-unproven-refusals-cleared');
     const code = async (userId: number) => (await db.selectFrom('member_emails').select('refusal_code').where('user_id', '=', userId).executeTakeFirstOrThrow()).refusal_code;
     for (const userId of cleared) assert.equal(await code(userId), null, `user ${userId}: not the address's, cleared`);
     for (const userId of kept) assert.notEqual(await code(userId), null, `user ${userId}: the address's refusal stays`);

@@ -1,5 +1,5 @@
 /**
- * Clears the refusals kept on members' e-mail records that the reading of 2026-12-01-0060 does
+ * Clears the refusals kept on members' e-mail records that the reading of 2026-12-01-0070 does
  * not make the address's. Before it, a relay's own refusal at RCPT with no enhanced code
  * ("Relaying denied" as a bare `554`, alike for every recipient) was kept as every member's
  * address refusing mail, as was a full mailbox (`5.2.2`, which a relay also answers for the site's
@@ -30,7 +30,7 @@ interface Outcome {
 /** The step and codes a give-up's `last_error` names, as the transport writes it. */
 const ERROR = /^[^:]*: (.+?) answered ([2-5]\d{2})(?: ([245])\.(\d{1,3})\.(\d{1,3}))?(?:;|$)/;
 
-/** Whose the refusal `error` tells is (`readReply` of 2026-12-01-0060): the address's, the site's, or the address's once proven. */
+/** Whose the refusal `error` tells is (`readReply` of 2026-12-01-0070): the address's, the site's, or the address's once proven. */
 function whose(error: string | null): 'address' | 'site' | 'unproven' {
   const [, command, basic, category, subject, detail] = ERROR.exec(error ?? '') ?? [];
   if (basic === undefined || (command !== 'RCPT TO' && command !== 'DATA')) return 'site';
