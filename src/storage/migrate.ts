@@ -50,6 +50,7 @@ import * as statusChangedAt from './migrations/2026-11-30-0110-status-changed-at
 import * as memberDataIndexes from './migrations/2026-12-01-0040-member-data-indexes.js';
 import * as siteRefusalsCleared from './migrations/2026-12-01-0050-site-refusals-cleared.js';
 import * as selfDeletionsErased from './migrations/2026-12-01-0060-self-deletions-erased.js';
+import * as unprovenRefusalsCleared from './migrations/2026-12-01-0070-unproven-refusals-cleared.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -93,6 +94,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-12-01-0040-member-data-indexes': memberDataIndexes,
   '2026-12-01-0050-site-refusals-cleared': siteRefusalsCleared,
   '2026-12-01-0060-self-deletions-erased': selfDeletionsErased,
+  '2026-12-01-0070-unproven-refusals-cleared': unprovenRefusalsCleared,
 };
 
 /** Every migration's name, in the order they run. */

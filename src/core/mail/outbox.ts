@@ -41,82 +41,97 @@ export interface MailPass {
  * What a server's refusal means for the mail: `giveUp`, tried no more (else tried again with
  * back-off until it is a day old); `addressRefused`, the member's address is what was refused, so
  * a give-up is kept with it and their e-mail settings say so (else it is the site's problem: its
- * relay, setup or message, which no member can fix, and the log tells the operator).
+ * relay, setup or message, which no member can fix, and the log tells the operator);
+ * `unproven`, read by the basic code alone at RCPT (or `x.2.2`, a full mailbox): the member's
+ * address only once the relay is seen taking other mail (`RelayWatch.refusedAgain`), till then
+ * the site's, tried again.
  */
 export interface ReplyReading {
   giveUp: boolean;
   addressRefused: boolean;
+  unproven?: true;
 }
 
 const RETRY_SITE: ReplyReading = { giveUp: false, addressRefused: false };
 const RETRY_ADDRESS: ReplyReading = { giveUp: false, addressRefused: true };
 const GIVE_UP_SITE: ReplyReading = { giveUp: true, addressRefused: false };
 const GIVE_UP_ADDRESS: ReplyReading = { giveUp: true, addressRefused: true };
+const RETRY_UNPROVEN: ReplyReading = { ...RETRY_ADDRESS, unproven: true };
+const GIVE_UP_UNPROVEN: ReplyReading = { ...GIVE_UP_ADDRESS, unproven: true };
 
 /**
- * The last detail the registry of enhanced status codes lists (RFC 5248) for the subjects that
- * name the member's address or mailbox: `x.1.0` to `x.1.10` (RFC 3463 section 3.2, RFC 3886,
- * RFC 7505 section 4.2), `x.2.0` to `x.2.4` (RFC 3463 section 3.3). A later one is a relay's own,
- * whatever it means (Exchange Online answers DATA with `554 5.2.252 SendAsDenied` for a
- * `MAIL_FROM` it will not send as, `5.1.90` for the site's daily limit): read by the basic code.
+ * The last detail the registry of enhanced status codes lists (RFC 5248, IANA "Enumerated Status
+ * Codes") for the subjects that name the member's address or mailbox: `x.1.0` to `x.1.10` (RFC
+ * 3463 section 3.2, RFC 3886, RFC 7505 section 4.2), `x.2.0` to `x.2.4` (RFC 3463 section 3.3).
+ * Every registered code of the recipient's address or mailbox is among them; a later one is a
+ * relay's own, and those relays answer are about the site's sender (Exchange Online's `5.2.252`
+ * SendAsDenied for a `MAIL_FROM` it will not send as, `5.1.90` for the site's daily limit).
  */
 const LAST_DETAIL: Readonly<Record<number, number>> = { 1: 10, 2: 4 };
 
 /**
  * Reads a refusal by its codes alone, never its words (docs/operations.md, "Mail"). A reply to
  * anything but RCPT or DATA (the greeting, sign-in, MAIL FROM) refuses the site, for every mail
- * alike: tried again, so fixing the setting within the day loses nothing. To RCPT or DATA, the
- * basic code's first digit decides whether the refusal is for good (RFC 5321 section 4.2.1: after
- * a 5yz "the same request in the same sequence will fail again"), and the enhanced status code,
- * where the server gives one whose class agrees with that digit (RFC 3463 section 2: "the class
- * of the enhanced code must match the first digit of the basic reply"; a `550 4.2.2` is read by
- * its basic code alone), says whose it is (RFC 3463 section 3); an `x.1.y` or `x.2.y` whose
- * detail no registry lists (`LAST_DETAIL`) is read as no enhanced code:
+ * alike: tried again, so fixing the setting within the day loses nothing. A code about the site's
+ * sender or its policy is read the same at whichever step it comes. To RCPT or DATA, a refusal
+ * is for good when the basic code is a 5yz (RFC 5321 section 4.2.1) and its enhanced status code,
+ * if any, is of class 5; a class that disagrees with the basic code's first digit (`554 4.7.1`,
+ * `550 4.2.2`: RFC 3463 section 2 makes 4.x.x a persistent transient failure, 5.x.x a permanent
+ * one) leaves it unknown, so it is read as for now: tried again, never the address refused for
+ * good. The enhanced code's subject and detail say whose it is (RFC 3463 section 3; whether a
+ * code names the sender or the recipient as the IANA registry's descriptions do):
  * - `x.1.y` addressing (a bad mailbox, address or domain) is the member's address, save `x.1.7`
- *   and `x.1.8`, the sender's address (the site's `MAIL_FROM`, refused at RCPT by a relay that
- *   checks the sender late);
- * - `x.2.y` mailbox status is the member's mailbox, `x.2.2` (full) tried again, as its owner may
- *   empty it; save `x.2.3`, a message over the mailbox's size limit;
+ *   and `x.1.8`, the sender's address (the site's `MAIL_FROM`): the site's, tried again;
+ * - `x.2.y` mailbox status is the member's mailbox, save `x.2.3`, a message over the mailbox's
+ *   size limit, and `x.2.2` (full), a persistent transient condition by the registry however it
+ *   is sent, tried again; unproven, as relays answer it for the site's own quota too (Exchange
+ *   Online's `554 5.2.2` QuotaExceeded of the sending account);
+ * - an `x.1.y` or `x.2.y` whose detail no registry lists (`LAST_DETAIL`) is a relay's own about
+ *   the site's sender: the site's, tried again;
  * - `5.2.3` and `5.3.4`, a message too large, and `x.6.y`, its content, fail again on retry: given
  *   up at once, the site's (its message), not the member's;
- * - `x.7.y` security or policy: to RCPT the site's relay refusing the site (`5.7.1` relay access
- *   denied), tried again; to DATA the message refused for the site's policy or reputation (SPF,
- *   DKIM, DMARC), a `5.7.y` given up at once, as a retry fails again; never the member's address;
+ * - `x.7.y` security or policy (RFC 3463 section 3.8: the relay will not take mail from the site,
+ *   `5.7.1` relay access denied or not allowed to send as `MAIL_FROM`, the site's sign-in `x.7.8`,
+ *   its domain's SPF, DKIM or DMARC `x.7.20` to `x.7.26`, a relay's own `5.7.60` SendAsDenied):
+ *   the site's, tried again, so a setting fixed within the day loses nothing (the registry's
+ *   `x.7.17`, `x.7.18` of the recipient answer only the RRVS extension, which the site never asks);
  * - `x.3.y` the mail system and `x.5.y` the protocol are the site's relay refusing the site: tried again;
- * - `x.4.y` network and routing, or no enhanced code: by the basic code.
+ * - `x.0.y`, `x.4.y` network and routing, or no enhanced code: by the basic code.
  * By the basic code, its second digit first (RFC 5321 section 4.2.1): `x0z` the syntax (500 to
  * 504), `x1z` information, `x2z` the connection (421) and `x3z` the sign-in (530, 534, 535, 538:
  * RFC 4954 section 6) are the relay answering the site, whatever the mail: tried again. Else by
- * the step it answered: to RCPT the recipient, so the member's address (a 5yz given up at once,
- * save `552`, a mailbox over its quota, tried again as section 4.5.3.1.10 reads it as the
- * temporary 452; a 4yz tried again); to DATA the message or the site (the recipient was accepted
- * at RCPT), never the member's address (a 5yz, `554` or `552` alike, given up at once; a 4yz
- * tried again).
+ * the step it answered: to DATA the message or the site (the recipient was accepted at RCPT),
+ * never the member's address (a 5yz, `554` or `552` alike, given up at once; a 4yz tried again);
+ * to RCPT the recipient, so the member's address (a 5yz given up at once, save `552`, a mailbox
+ * over its quota, tried again as section 4.5.3.1.10 reads it as the temporary 452; a 4yz tried
+ * again), unproven: a relay answers its own policy so too (`554` relaying denied, for every
+ * recipient alike).
  */
 export function readReply(reply: SmtpReply): ReplyReading {
   if (reply.step === 'site') return RETRY_SITE;
-  const permanent = reply.code >= 500;
-  const [category, subject, detail] = (reply.enhanced ?? '').split('.').map(Number);
-  const registered = (LAST_DETAIL[subject!] ?? Infinity) >= detail!;
-  switch (category === Math.floor(reply.code / 100) && registered ? subject : undefined) {
+  const [category, subject, detail] = reply.enhanced === null ? [] : reply.enhanced.split('.').map(Number);
+  const permanent = reply.code >= 500 && (category === undefined || category === 5);
+  const lastDetail = subject === undefined ? undefined : LAST_DETAIL[subject];
+  if (lastDetail !== undefined && detail! > lastDetail) return RETRY_SITE;
+  switch (subject) {
     case 1:
       if (detail === 7 || detail === 8) return RETRY_SITE;
       return permanent ? GIVE_UP_ADDRESS : RETRY_ADDRESS;
     case 2:
       if (detail === 3) return permanent ? GIVE_UP_SITE : RETRY_SITE;
-      return permanent && detail !== 2 ? GIVE_UP_ADDRESS : RETRY_ADDRESS;
+      if (detail === 2) return RETRY_UNPROVEN;
+      return permanent ? GIVE_UP_ADDRESS : RETRY_ADDRESS;
     case 3:
       return permanent && detail === 4 ? GIVE_UP_SITE : RETRY_SITE;
     case 6:
       return permanent ? GIVE_UP_SITE : RETRY_SITE;
-    case 7:
-      return permanent && reply.step === 'data' ? GIVE_UP_SITE : RETRY_SITE;
     case 5:
+    case 7:
       return RETRY_SITE;
     default:
       if (Math.floor(reply.code / 10) % 10 < 4) return RETRY_SITE;
       if (reply.step === 'data') return permanent ? GIVE_UP_SITE : RETRY_SITE;
-      return permanent && reply.code !== 552 ? GIVE_UP_ADDRESS : RETRY_ADDRESS;
+      return permanent && reply.code !== 552 ? GIVE_UP_UNPROVEN : RETRY_UNPROVEN;
   }
 }
 
@@ -139,12 +154,48 @@ export const RELAY_REMINDER_MS = 3600 * 1000;
  * broken relay every waiting mail fails again every few minutes, so the log says it when it
  * starts (a warning), again at most once an hour while it lasts, and when it ends, an attempt
  * answered for the mail itself (sent, or its address refused); each attempt counts only in
- * `mail_attempts_total`. Held in memory: a restart says it again at its first failure.
+ * `mail_attempts_total`. It also tells whose an unproven refusal is (`ReplyReading.unproven`):
+ * a relay refusing for its own reasons (relaying denied, the site's quota) refuses every
+ * recipient alike and takes no mail, so such a refusal is the address's only when the relay
+ * refuses the same mail so again after it took another one. Held in memory: a restart says the
+ * trouble again at its first failure, and proves a refusal again from its next one.
  */
 export class RelayWatch {
   private since: Instant | null = null;
   private toldAt = 0;
   private failures = 0;
+  /** Mails the relay took: counted, not timed, so one taken in the millisecond of a refusal is told apart. */
+  private taken = 0;
+  /** The waiting mails refused unproven, oldest first: how many mails the relay had taken at the first such refusal, and when. */
+  private readonly unproven = new Map<number, { taken: number; at: Instant }>();
+
+  /**
+   * Whether mail `id`, refused unproven at `at`, is refused for its address: it was refused so
+   * before, and the relay took another mail since. A first such refusal is remembered for a day,
+   * a mail's life (one another instance sent or gave up is forgotten then).
+   */
+  refusedAgain(id: number, at: Instant): boolean {
+    const first = this.unproven.get(id);
+    if (first !== undefined) return this.taken > first.taken;
+    for (const [old, { at: since }] of this.unproven) {
+      if (at - since <= MAIL_MAX_AGE_MS) break;
+      this.unproven.delete(old);
+    }
+    this.unproven.set(id, { taken: this.taken, at });
+    return false;
+  }
+
+  /** Mail `id` was taken by the relay: its trouble, if any, is over. */
+  sent(id: number, log: Log): void {
+    this.taken += 1;
+    this.unproven.delete(id);
+    this.working(log);
+  }
+
+  /** Mail `id` was given up: nothing of it is kept. */
+  forget(id: number): void {
+    this.unproven.delete(id);
+  }
 
   /** An attempt the relay failed for the site's reason; `details` say the last one (its codes, its error). */
   failed(at: Instant, log: Log, details: object): void {
@@ -196,18 +247,20 @@ async function sendOne(
     await deps.stores.transaction(async (tx) => {
       if (await tx.mailOutbox.sent(row.id, claim, at) && row.userId !== null) await tx.mailRecipients.accepted(row.userId, row.to);
     });
-    relay.working(log);
+    relay.sent(row.id, log);
     log.info(details, 'mail sent');
     return ['sent', 'none'];
   }
   const { reply } = outcome;
-  const reading = reply === null ? RETRY_SITE : readReply(reply);
+  const read = reply === null ? RETRY_SITE : readReply(reply);
+  const reading = read.unproven && !relay.refusedAgain(row.id, at) ? RETRY_SITE : read;
   const whose = reading.addressRefused ? 'address' : 'site';
   const replyLog = reply === null ? {} : { reply_code: reply.code, enhanced_code: reply.enhanced };
   if (reading.addressRefused) relay.working(log);
   else if (!reading.giveUp) relay.failed(at, log, { error: outcome.error, ...replyLog });
   const next = at + backoffDelayMs(row.attempts, MAIL_FIRST_RETRY_MS, MAIL_RETRY_CAP_MS, random);
   if (reading.giveUp || next - row.createdAt > MAIL_MAX_AGE_MS) {
+    relay.forget(row.id);
     const error = reading.giveUp ? `${outcome.error}; refused for good` : `${outcome.error}; tried for ${Math.round((at - row.createdAt) / 60_000)} minutes`;
     // The address's refusal is kept with the member's address, in the give-up's transaction, past the row.
     const refusedCode = reply !== null && reading.addressRefused ? reply.code : null;
