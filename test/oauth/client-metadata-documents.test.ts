@@ -387,6 +387,19 @@ forEachDatabase('Client ID metadata documents', (database) => {
     await accepted(t, clientId);
   });
 
+  test('an address a document\'s app holds already, saved before a stricter rule (its scheme\'s default port), still names the app, as a registered app\'s does; one it does not hold is refused', async () => {
+    const addresses = { redirect_uris: ['http://127.0.0.1/callback', 'https://agent.example:443/cb'], post_logout_redirect_uris: ['https://agent.example:443/bye'] };
+    const clientId = documents.document(freshPath('stored-port'), addresses);
+    // Its row, written from its document before the default port was refused.
+    await t.deps.stores.clients.saveDescribed({
+      clientId, name: 'Agent Smith', description: '', homepageUrl: '', ownerId: null, type: 'public', redirectUris: addresses.redirect_uris,
+      postLogoutRedirectUris: addresses.post_logout_redirect_uris, allowedScopes: ['profile:read'], secretHash: null, idTokenAlg: 'RS256',
+    }, t.clock.now());
+    await accepted(t, clientId);
+    const stranger = documents.document(freshPath('new-port'), addresses);
+    assert.match(await refusedPage(t, stranger), /is not valid: redirect_uris\[1\] writes the default port 443 of https/);
+  });
+
   test('a document\'s grant types, response types and page addresses that break a rule are named by their place and rule on the error page, quoting nothing of the document', async () => {
     const broken: Array<[Record<string, unknown>, RegExp]> = [
       [{ grant_types: ['authorization_code', 'Your account is locked: call 555 0100'] }, /grant_types may hold only authorization_code, refresh_token, not what grant_types\[1\] holds/],

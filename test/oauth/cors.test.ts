@@ -173,6 +173,24 @@ forEachDatabase('CORS', (database) => {
     await unknown.arrayBuffer();
   });
 
+  test('a preflight is answered as a preflight whatever Content-Type it carries, a malformed one included: it has no body to parse (Fetch standard, CORS protocol), so never 415', async () => {
+    const preflights: Array<[string, string]> = [
+      ['/api/oauth/token', 'POST'], ['/api/oauth/par', 'POST'], ['/api/oauth/register', 'POST'], ['/api/oauth/userinfo', 'GET'],
+      ['/api/open/v1/me', 'GET'], ['/api/open/v1/mcp', 'POST'], ['/.well-known/openid-configuration', 'GET'],
+    ];
+    for (const [path, method] of preflights) {
+      for (const contentType of ['not a media type', 'application/x-www-form-urlencoded; charset', 'text/plain']) {
+        const response = await fetch(`${t.baseUrl}${path}`, {
+          method: 'OPTIONS', headers: { origin: ORIGIN, 'access-control-request-method': method, 'content-type': contentType, ...PREFLIGHT_REQUEST },
+        });
+        await response.arrayBuffer();
+        assert.equal(response.status, 204, `${path} with Content-Type ${contentType}`);
+        assertCors(response, `OPTIONS ${path} with Content-Type ${contentType}`);
+        assert.ok((response.headers.get('access-control-allow-methods') ?? '').split(/, */).includes(method), `${path}: allows ${method}`);
+      }
+    }
+  });
+
   test('no endpoint that reads the session cookie answers CORS: pages, /oauth/authorize, /login, settings', async () => {
     const { browser } = await signedInBrowser(t);
     const paths = ['/', '/docs', '/login', '/signup', '/logout', '/oauth/authorize', '/settings/tokens', '/settings/applications', '/settings/developers', '/settings/profile', '/posts/new'];

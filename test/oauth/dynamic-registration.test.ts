@@ -250,7 +250,7 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
     const before = (await t.deps.stores.clients.listAll()).length;
     const refused: Array<[string, RegExp, string]> = [
       ['https://agent.example:443/cb', /writes the default port 443 of https/, 'https://agent.example/cb'],
-      ['http://127.0.0.1:80/cb?x=1', /writes the default port 80 of http/, 'http://127.0.0.1/cb?x=1'],
+      ['http://localhost:80/cb?x=1', /writes the default port 80 of http/, 'http://localhost/cb?x=1'],
       ['https://[::1]:443', /writes the default port 443 of https/, 'https://[::1]'],
       ['HTTPS://agent.example/cb', /writes its scheme in capital letters/, 'https://agent.example/cb'],
       ['Http://localhost:3000/cb', /writes its scheme in capital letters/, 'http://localhost:3000/cb'],
@@ -283,7 +283,9 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
   test('a refusal that says how to write an address says one registration accepts: the form a browser sends is asked last, after the host, path, query and scheme rules', async () => {
     const refused: Array<[string, RegExp]> = [
       ['HTTPS://agent.example:443/cb', /writes the default port 443 of https, .*: write it as https:\/\/agent\.example\/cb\.$/],
-      ['HTTP://127.0.0.1:80/cb', /writes the default port 80 of http, .*: write it as http:\/\/127\.0\.0\.1\/cb\.$/],
+      ['HTTP://localhost:80/cb', /writes the default port 80 of http, .*: write it as http:\/\/localhost\/cb\.$/],
+      // Any port matches a loopback IP URI (RFC 8252 7.3): its default port is no second spelling, its scheme's case is.
+      ['HTTP://127.0.0.1:80/cb', /writes its scheme in capital letters, .*: write it as http:\/\/127\.0\.0\.1:80\/cb\.$/],
       ['HTTPS://Agent.example/cb', /writes its host so that a browser reads another name: write it as agent\.example\.$/],
       ['https://agent.example:443/a/../cb', /has a \. or \.\. segment in its path/],
       ['HTTPS://agent.example/cb?state=1', /has a query parameter state/],

@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { setAccountStatus } from '../../src/core/accounts/accounts.js';
 import { deactivateClient, rotateClientSecret } from '../../src/core/oauth/clients.js';
 import { hashSecret } from '../../src/core/credentials/formats.js';
+import { MAX_PARAMETER_LENGTH } from '../../src/core/oauth/params.js';
 import { withdrawConsent } from '../../src/core/oauth/tokens/revocation.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -96,11 +97,30 @@ forEachDatabase('token endpoint', (database) => {
     await assertError(response, 401, 'invalid_client');
   });
 
-  test('invalid_client: Basic credentials with a NUL character are refused, not a server error', async () => {
-    const { fields } = await freshCode(t);
+  test('a client_id or client secret too long for any parameter, or holding NUL, is invalid_request in HTTP Basic as in the body: a malformed request, not a failed authentication (RFC 6749 5.2)', async () => {
+    const { fields, c } = await freshCode(t);
     const { client_secret: _s, client_id: _i, ...rest } = fields;
-    const response = await tokenRequest(t, rest, { authorization: `Basic ${Buffer.from('\u0000:x').toString('base64')}` });
-    await assertError(response, 401, 'invalid_client');
+    const long = 'a'.repeat(MAX_PARAMETER_LENGTH + 1);
+    const cases: Array<[string, string, string]> = [['a long client_id', long, c.secret!], ['a long secret', c.client.clientId, long], ['a NUL in the client_id', 'a\u0000b', c.secret!]];
+    for (const [what, id, secret] of cases) {
+      const inBody = await assertError(await tokenRequest(t, { ...rest, client_id: id, client_secret: secret }), 400, 'invalid_request');
+      const inBasic = await assertError(await tokenRequest(t, rest, { authorization: basic(id, secret) }), 400, 'invalid_request');
+      assert.equal(inBasic.error_description, inBody.error_description, what);
+    }
+    assert.equal((await tokenRequest(t, rest, { authorization: basic(c.client.clientId, c.secret!) })).status, 200, 'the code was left for a well-formed request');
+  });
+
+  test('HTTP Basic credentials are form-urlencoded before base64 and decoded so (RFC 6749 2.3.1); a malformed percent-escape is invalid_client with the Basic challenge, never a server error', async () => {
+    const { fields, c } = await freshCode(t);
+    const { client_secret: _s, client_id: _i, ...rest } = fields;
+    const everyByte = (s: string) => [...Buffer.from(s)].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+    for (const credentials of ['%ZZ:x', `${c.client.clientId}:%E0%A4%A`, `${c.client.clientId}:%ED%A0%80`, `${everyByte(c.client.clientId)}:svcs_%`]) {
+      const response = await tokenRequest(t, rest, { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` });
+      assert.match(response.headers.get('www-authenticate') ?? '', /^Basic realm="[^"]+"$/, credentials);
+      await assertError(response, 401, 'invalid_client');
+    }
+    const encoded = `Basic ${Buffer.from(`${everyByte(c.client.clientId)}:${everyByte(c.secret!)}`).toString('base64')}`;
+    assert.equal((await tokenRequest(t, rest, { authorization: encoded })).status, 200, 'every byte percent-encoded, the credentials are the client\'s');
   });
 
   test('client_secret_basic authenticates, with form-urlencoded credentials (RFC 6749 2.3.1)', async () => {

@@ -74,8 +74,8 @@ forEachDatabase('addresses on the developer page', (database) => {
     const refusals: Refusal[] = [
       ['en', '/settings/developers', { name: 'Other App', redirect_uris: 'https://port.example:443/cb', type: 'public' }, /“https:\/\/port\.example:443\/cb” writes the default port 443 of https\. Browsers and URL parsers write this address without it \(https:\/\/port\.example\/cb\), so an app that sends the address as they write it would not match “https:\/\/port\.example:443\/cb”, since addresses are compared as exact strings: register https:\/\/port\.example\/cb\./],
       ['zh-CN', `${page}/redirect-uris`, { redirect_uris: 'HTTPS://port.example/cb' }, /的协议名含有大写字母，而浏览器发送的地址中协议名是小写的，两者永远无法精确匹配：请写作 https:\/\/port\.example\/cb。/],
-      ['zh-TW', `${page}/logout-uris`, { post_logout_redirect_uris: 'http://127.0.0.1:80/bye', backchannel_logout_uri: '' }, /寫出了 http 的預設連接埠 80。瀏覽器和網址解析程式庫寫這個網址時都會省略預設連接埠（http:\/\/127\.0\.0\.1\/bye），應用程式照此送出的網址與「http:\/\/127\.0\.0\.1:80\/bye」並非同一個字串，而網址須逐字相同才能比對成功：請填寫 http:\/\/127\.0\.0\.1\/bye。/],
-      ['zh-CN', `${page}/logout-uris`, { post_logout_redirect_uris: '', backchannel_logout_uri: 'https://port.example:443/bc' }, /写出了 https 的默认端口 443。浏览器和网址解析库写这个地址时都会省略默认端口（https:\/\/port\.example\/bc），应用照此发送的地址与“https:\/\/port\.example:443\/bc”并非同一个字符串，而地址须逐字相同才能匹配：请填写 https:\/\/port\.example\/bc。/],
+      ['zh-TW', `${page}/logout-uris`, { post_logout_redirect_uris: 'http://localhost:80/bye', backchannel_logout_uri: '' }, /寫出了 http 的預設連接埠 80。瀏覽器和網址解析程式庫寫這個網址時都會省略預設連接埠（http:\/\/localhost\/bye），應用程式照此送出的網址與「http:\/\/localhost:80\/bye」並非同一個字串，而網址須逐字相同才能比對成功：請填寫 http:\/\/localhost\/bye。/],
+      ['zh-CN', `${page}/logout-uris`, { post_logout_redirect_uris: 'https://port.example:443/bye', backchannel_logout_uri: '' }, /写出了 https 的默认端口 443。浏览器和网址解析库写这个地址时都会省略默认端口（https:\/\/port\.example\/bye），应用照此发送的地址与“https:\/\/port\.example:443\/bye”并非同一个字符串，而地址须逐字相同才能匹配：请填写 https:\/\/port\.example\/bye。/],
     ];
     await allRefused(visitor, refusals);
     assert.equal((await t.deps.stores.clients.listByOwner(user.id)).length, 1);
@@ -102,8 +102,25 @@ forEachDatabase('addresses on the developer page', (database) => {
     const unchanged = await t.deps.stores.clients.findById(client.clientId);
     await allRefused(visitor, [
       ['en', `${page}/redirect-uris`, { redirect_uris: 'https://old.example:443/cb\nhttps://old.example:443/cb2' }, /“https:\/\/old\.example:443\/cb2” writes the default port 443 of https/],
-      ['en', `${page}/logout-uris`, { post_logout_redirect_uris: 'https://old.example:443/bye', backchannel_logout_uri: 'HTTPS://old.example/bc2' }, /“HTTPS:\/\/old\.example\/bc2” writes its scheme in capital letters/],
+      ['en', `${page}/logout-uris`, { post_logout_redirect_uris: 'https://old.example:443/bye\nHTTPS://old.example/bye3', backchannel_logout_uri: 'HTTPS://old.example/bc' }, /“HTTPS:\/\/old\.example\/bye3” writes its scheme in capital letters/],
     ]);
     assert.deepEqual(await t.deps.stores.clients.findById(client.clientId), unchanged, 'nothing saved');
+  });
+
+  test('the default port is refused only where it makes a second spelling that compares otherwise: a loopback IP redirect URI matches on any port (RFC 8252 7.3) and a back-channel logout URI is compared with nothing, so both may write it', async () => {
+    const loopback = ['http://127.0.0.1:80/cb', 'http://[::1]:80/cb'];
+    const { visitor, client, page } = await memberWithApp('Loopback Port App', loopback.join('\n'));
+    assert.deepEqual(client.redirectUris, loopback);
+    const logout = await visitor.post(`${page}/logout-uris`, { post_logout_redirect_uris: 'http://127.0.0.1:80/bye', backchannel_logout_uri: 'https://port.example:443/bc' });
+    assert.equal(logout.status, 303, logout.text);
+    const saved = (await t.deps.stores.clients.findById(client.clientId))!;
+    assert.deepEqual([saved.postLogoutRedirectUris, saved.backchannelLogoutUri], [['http://127.0.0.1:80/bye'], 'https://port.example:443/bc']);
+    const capitals = await visitor.post(`${page}/logout-uris`, { post_logout_redirect_uris: '', backchannel_logout_uri: 'HTTPS://port.example/bc' });
+    assert.equal(capitals.status, 303, capitals.text);
+    // Where the two spellings compare as two, the rule stays: localhost is matched exactly (RFC 8252 8.3), and so is the scheme.
+    await allRefused(visitor, [
+      ['en', `${page}/redirect-uris`, { redirect_uris: 'http://localhost:80/cb' }, /“http:\/\/localhost:80\/cb” writes the default port 80 of http/],
+      ['en', `${page}/redirect-uris`, { redirect_uris: 'HTTP://127.0.0.1:80/cb' }, /“HTTP:\/\/127\.0\.0\.1:80\/cb” writes its scheme in capital letters, .*http:\/\/127\.0\.0\.1:80\/cb/],
+    ]);
   });
 });

@@ -7,6 +7,7 @@ import { livePreviousSecret } from './clients.js';
 import { ClientDocumentError, type ClientSources, resolveClient } from './client-metadata.js';
 import { digestsEqual, hashSecret } from '../credentials/formats.js';
 import { OAuthError } from '../errors.js';
+import { wellFormed } from './params.js';
 import type { Requester } from '../addresses.js';
 import type { Instant } from '../time.js';
 import type { Client } from './ports.js';
@@ -50,7 +51,9 @@ export function offersSecret(credentials: ClientCredentials): boolean {
 /**
  * Decodes an `Authorization: Basic` value. RFC 6749 2.3.1: id and secret are
  * application/x-www-form-urlencoded before they are joined with ':' and base64-encoded, and an
- * empty secret is none (golang.org/x/oauth2 sends `client_id:` for a client without one).
+ * empty secret is none (golang.org/x/oauth2 sends `client_id:` for a client without one). Once
+ * decoded, each is the parameter it stands for, so one too long or holding NUL is refused as it
+ * is in the body (`wellFormed`: `invalid_request`).
  */
 export function parseBasicAuthorization(header: string): ClientCredentials['basic'] {
   const match = /^Basic +([A-Za-z0-9+/=]+) *$/i.exec(header);
@@ -58,13 +61,17 @@ export function parseBasicAuthorization(header: string): ClientCredentials['basi
   const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 0) return 'malformed';
+  let clientId: string;
+  let secret: string;
   try {
     const form = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
-    const secret = form(decoded.slice(colon + 1));
-    return { clientId: form(decoded.slice(0, colon)), secret: secret === '' ? undefined : secret };
+    clientId = form(decoded.slice(0, colon));
+    secret = form(decoded.slice(colon + 1));
   } catch {
+    // A malformed percent-escape: the header cannot be read (`authenticateClient`: 401).
     return 'malformed';
   }
+  return { clientId: wellFormed('client_id', clientId), secret: secret === '' ? undefined : wellFormed('client_secret', secret) };
 }
 
 /**

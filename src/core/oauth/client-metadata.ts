@@ -260,9 +260,11 @@ function subsetOf(document: Record<string, unknown>, field: string, allowed: rea
  * The app a fetched document describes, or a `ClientDocumentError` naming every problem (draft
  * section 4): a JSON object whose `client_id` is the URL it was fetched from, a `client_name`,
  * `redirect_uris` by the rules of apps registered on the site, a public client (no secret; the
- * only authentication method `none`), and only the grants this service has.
+ * only authentication method `none`), and only the grants this service has. An address the app's
+ * row holds (`stored`, written from an earlier copy) is kept as it is, as a registered app's is
+ * (`checkRedirectUris`): one saved before a rule was made stricter (":443") still names the app.
  */
-function parseClientDocument(clientId: string, fetched: FetchedDocument & { ok: true }, settings: ClientMetadataSettings): DescribedApp {
+function parseClientDocument(clientId: string, fetched: FetchedDocument & { ok: true }, settings: ClientMetadataSettings, stored: Client | undefined): DescribedApp {
   if (fetched.status !== 200) {
     const redirect = fetched.status >= 300 && fetched.status < 400 ? ' (redirects are not followed)' : '';
     throw new ClientDocumentError(`The client ID metadata document at ${clientId} answered HTTP ${fetched.status}${redirect}; it must answer 200.`);
@@ -288,8 +290,8 @@ function parseClientDocument(clientId: string, fetched: FetchedDocument & { ok: 
       () => optionalPageUrl(fields, 'logo_uri', settings),
       // Named by place, never quoted: the error page is this site's, and the document's author
       // chooses what it would say to whoever they send there.
-      () => checkRedirectUris(stringArray(fields, 'redirect_uris') ?? [], 'by place'),
-      () => checkPostLogoutRedirectUris(stringArray(fields, 'post_logout_redirect_uris') ?? [], 'by place'),
+      () => checkRedirectUris(stringArray(fields, 'redirect_uris') ?? [], 'by place', stored?.redirectUris),
+      () => checkPostLogoutRedirectUris(stringArray(fields, 'post_logout_redirect_uris') ?? [], 'by place', stored?.postLogoutRedirectUris),
       () => {
         // Draft section 4.1: a document holds no shared secret; so the app is public.
         if ('client_secret' in fields || 'client_secret_expires_at' in fields) throw new InputError('client_secret', 'a client ID metadata document must not hold client_secret or client_secret_expires_at');
@@ -410,7 +412,8 @@ export class ClientMetadataDocuments {
       const problem = documentUrlProblem(clientId, this.settings);
       if (problem) throw new ClientDocumentError(problem);
     }
-    const [described, stored] = await Promise.all([this.document(clientId, askedBy), stores.clients.findById(clientId)]);
+    const row = stores.clients.findById(clientId);
+    const [described, stored] = await Promise.all([this.document(clientId, askedBy, row), row]);
     const now = this.clock.now();
     const describedAsStored = stored !== undefined && rowDescribes(stored, described);
     const client: Client = {
@@ -447,7 +450,8 @@ export class ClientMetadataDocuments {
     return client;
   }
 
-  private async document(clientId: string, askedBy: Requester): Promise<DocumentClient> {
+  /** The app `clientId`'s document describes, kept or fetched; `row` is the app's stored row, which a fetched copy is checked with (`parseClientDocument`). */
+  private async document(clientId: string, askedBy: Requester, row: Promise<Client | undefined>): Promise<DocumentClient> {
     const now = this.clock.now();
     const kept = this.cache.get(clientId, now);
     if (kept) return kept;
@@ -491,7 +495,7 @@ export class ClientMetadataDocuments {
       .catch((error: unknown) => {
         throw error instanceof QueueFullError ? new DocumentFetchesBusyError(TOO_MANY_FETCHES) : error;
       })
-      .then(({ started, fetched }) => this.documentFrom(clientId, started, fetched))
+      .then(({ started, fetched }) => this.documentFrom(clientId, started, fetched, row))
       .finally(() => {
         this.fetching.delete(clientId);
         const held = this.heldBySite.get(site)! - 1;
@@ -514,9 +518,9 @@ export class ClientMetadataDocuments {
    * The app `fetched` describes, kept in the cache; or why there is none, said at the fetch limit
    * when nothing answered, and kept as long as `failureSeconds` says.
    */
-  private async documentFrom(clientId: string, started: number, fetched: FetchedDocument): Promise<DocumentClient> {
+  private async documentFrom(clientId: string, started: number, fetched: FetchedDocument, row: Promise<Client | undefined>): Promise<DocumentClient> {
     try {
-      const client = await this.parsedFrom(clientId, started, fetched);
+      const client = await this.parsedFrom(clientId, started, fetched, row);
       this.cache.set(clientId, client, this.clock.now() + cacheSeconds(fetched.ok ? fetched.cacheControl : undefined, DOCUMENT_CACHE_SECONDS) * 1000);
       return client;
     } catch (error) {
@@ -525,7 +529,7 @@ export class ClientMetadataDocuments {
     }
   }
 
-  private async parsedFrom(clientId: string, started: number, fetched: FetchedDocument): Promise<DocumentClient> {
+  private async parsedFrom(clientId: string, started: number, fetched: FetchedDocument, row: Promise<Client | undefined>): Promise<DocumentClient> {
     if (!fetched.ok && fetched.answered) throw new ClientDocumentError(`The client ID metadata document at ${clientId} could not be fetched: ${fetched.error}.`);
     if (!fetched.ok) {
       // Every fetch that got no answer reads the same and ends at the fetch limit: a refused
@@ -536,7 +540,7 @@ export class ClientMetadataDocuments {
       await sleep(Math.max(0, started + DOCUMENT_FETCH_TIMEOUT_MS - performance.now()));
       throw new ClientDocumentError(`The client ID metadata document at ${clientId} could not be fetched: no answer within ${DOCUMENT_FETCH_TIMEOUT_MS / 1000} s from a server this service may reach.`);
     }
-    const described = parseClientDocument(clientId, fetched, this.settings);
+    const described = parseClientDocument(clientId, fetched, this.settings, await row);
     return { ...described, claimsSiteTrust: (await trustClaimCheck())(described.name, this.siteNames).length > 0 };
   }
 }

@@ -119,8 +119,8 @@ const DEFAULT_PORTS: Readonly<Record<string, string>> = { 'http:': '80', 'https:
  * and the people who read the address all name the host the browser goes to; a web URI's host
  * is also a DNS name or an IP address (`WEB_HOST`), and its port one a browser reads as written
  * (`canonicalPort`), and its path one without `.` or `..` segments. No query parameter an app
- * reads (`queryNamesAsRead`) as one named in `addedNames`, which the service adds itself. Its
- * callers then ask for the form a browser sends (`notWrittenAsSent`).
+ * reads (`queryNamesAsRead`) as one named in `addedNames`, which the service adds itself. A
+ * redirect URI's caller then asks for the form a browser sends (`notWrittenAsSent`).
  */
 function registeredUri(uri: string, addedNames: readonly string[]): URL | UriProblem {
   if (uri.length > 2000) return problem('is longer than 2000 characters', 'uriTooLong');
@@ -162,15 +162,18 @@ function registeredUri(uri: string, addedNames: readonly string[]): URL | UriPro
 }
 
 /**
- * Why `uri`, a `registeredUri` of a scheme its list allows, is not written as a browser sends it,
- * which exact matching compares (RFC 9700 2.1): its scheme in capitals (RFC 3986 6.2.2.1,
- * "HTTPS://app.example/cb") or its scheme's default port (6.2.3, "https://app.example:443/cb").
- * Asked after every other rule, so the address the refusal says to write is one that is accepted.
+ * Why `uri`, a redirect or post-logout redirect URI that passed every other rule, is not written as
+ * a browser sends it, which exact matching compares (RFC 9700 2.1): its scheme in capitals (RFC
+ * 3986 6.2.2.1, "HTTPS://app.example/cb") or its scheme's default port (6.2.3,
+ * "https://app.example:443/cb"), two spellings of one address that compare as two. A loopback IP
+ * URI's port is no such spelling: any port matches it at request time (RFC 8252 7.3,
+ * `withoutLoopbackPort`), so "http://127.0.0.1:80/cb" and "http://127.0.0.1/cb" match each other.
+ * Asked last, so the address the refusal says to write is one that is accepted.
  */
 function notWrittenAsSent(uri: string, url: URL): UriProblem | undefined {
   const authority = writtenAuthority(uri);
   const port = authority?.port;
-  const defaultPort = port !== undefined && port === DEFAULT_PORTS[url.protocol];
+  const defaultPort = port !== undefined && port === DEFAULT_PORTS[url.protocol] && withoutLoopbackPort(uri, 'registered') === undefined;
   const afterScheme = defaultPort ? uri.slice(url.protocol.length, uri.length - authority!.rest.length - port.length - 1) + authority!.rest : uri.slice(url.protocol.length);
   const sent = url.protocol + afterScheme;
   if (defaultPort) {
@@ -402,7 +405,9 @@ export function isRegisteredPostLogoutRedirectUri(client: Pick<Client, 'postLogo
  * Why a back-channel logout URI cannot be registered, or `undefined` when it can (Back-Channel
  * Logout 1.0 section 2.2: an absolute URL, port, path and query allowed, no fragment): https, or
  * http on a loopback host for development; ASCII, no credentials. Whether the address it names
- * may be reached is decided when a logout token is sent (docs/oidc.md, "Logout").
+ * may be reached is decided when a logout token is sent (docs/oidc.md, "Logout"). Its scheme's
+ * case and a default port are the app's to write (`notWrittenAsSent` is not asked): the service
+ * only sends to it, and compares it with no address an app sends.
  */
 function backchannelLogoutUriProblem(uri: string): UriProblem | undefined {
   // No response: the logout token goes in the body (Back-Channel Logout 1.0 section 2.5).
@@ -411,7 +416,7 @@ function backchannelLogoutUriProblem(uri: string): UriProblem | undefined {
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
     return problem('must use https, or http on a loopback host (127.0.0.1, [::1], localhost) for development', 'backchannelScheme');
   }
-  return notWrittenAsSent(uri, url);
+  return undefined;
 }
 
 /**

@@ -50,11 +50,20 @@ export function single(params: Params, name: string): string | undefined {
   const values = (params.get(name) ?? []).filter((v) => v !== '');
   if (values.length > 1) throw repeatedParameter(name);
   const value = values[0];
-  if (value !== undefined && value.length > MAX_PARAMETER_LENGTH) {
+  return value === undefined ? undefined : wellFormed(name, value);
+}
+
+/**
+ * `value` of parameter `name`, or `invalid_request` when it is longer than any parameter may be or
+ * holds NUL (RFC 6749 5.2: "otherwise malformed"): the same refusal wherever it came from, the body
+ * or HTTP Basic (`parseBasicAuthorization`).
+ */
+export function wellFormed(name: string, value: string): string {
+  if (value.length > MAX_PARAMETER_LENGTH) {
     throw new OAuthError('invalid_request', `The ${name} parameter is too long: at most ${MAX_PARAMETER_LENGTH} characters.`);
   }
   // No parameter has a use for NUL, and PostgreSQL text cannot hold it.
-  if (value?.includes('\u0000')) throw new OAuthError('invalid_request', `The ${name} parameter is malformed: it holds a NUL character.`);
+  if (value.includes('\u0000')) throw new OAuthError('invalid_request', `The ${name} parameter is malformed: it holds a NUL character.`);
   return value;
 }
 

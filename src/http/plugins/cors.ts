@@ -8,7 +8,7 @@
  * /oauth/authorize, /login, settings) must never answer CORS: it lives in no scope that calls
  * `answerCors` and has no `preflight` route.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /**
  * Answer headers a script on another origin may read besides the CORS-safelisted ones: the
@@ -63,8 +63,16 @@ export function answerCors(app: FastifyInstance): void {
   });
 }
 
-/** `OPTIONS` on each of `paths`: the preflight of a cross-origin request, 204 with `preflightHeaders(methods, extraHeaders)`. */
+/**
+ * `OPTIONS` on each of `paths`: the preflight of a cross-origin request, 204 with
+ * `preflightHeaders(methods, extraHeaders)`. A preflight has no body (Fetch standard, "CORS-preflight
+ * request"), so it is answered at `onRequest`, before Fastify reads a body: past that point a
+ * malformed `Content-Type` is 415, and a body its parser refuses is 400 or 413, none of which a
+ * browser's preflight may get.
+ */
 export function preflight(app: FastifyInstance, paths: readonly string[], methods: readonly CorsMethod[], extraHeaders: readonly string[] = []): void {
   const headers = preflightHeaders(methods, extraHeaders);
-  for (const path of paths) app.options(path, async (_request, reply) => reply.code(204).headers(headers).send());
+  const answer = async (_request: FastifyRequest, reply: FastifyReply) => reply.code(204).headers(headers).send();
+  // Fastify requires a handler; the `onRequest` answer means it is never reached.
+  for (const path of paths) app.route({ method: 'OPTIONS', url: path, onRequest: answer, handler: answer });
 }
