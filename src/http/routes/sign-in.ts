@@ -23,7 +23,7 @@ import {
 } from '../plugins/session.js';
 import { secondStepPage } from '../views/security.js';
 import { signOutPage, signedOutPage } from '../views/logout.js';
-import { type LostRequest, signInPage } from '../views/sign-in.js';
+import { type LostRequest, SIGN_IN_USERNAME_MAX_LENGTH, signInPage } from '../views/sign-in.js';
 import { clientAddress, visitor } from '../client-address.js';
 import { documentHost } from '../../core/oauth/client-metadata.js';
 
@@ -110,7 +110,7 @@ interface SignInBody {
 const signInBody = {
   type: 'object',
   properties: {
-    username: { type: 'string', maxLength: 256 },
+    username: { type: 'string', maxLength: SIGN_IN_USERNAME_MAX_LENGTH },
     password: { type: 'string', maxLength: 1024 },
     return_to: { type: 'string', maxLength: MAX_RETURN_TO_LENGTH },
     /** `1` when the page asked to sign in again: a failed attempt's page says so again. */
@@ -137,9 +137,9 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
   app.get('/login', page, async (request: FastifyRequest<{ Querystring: { return_to?: string; login_hint?: string; reauth?: string; too_long?: string; ui_locales?: string } }>, reply) => {
     const context = await pageContext(request, reply);
     const returnTo = safeReturnTo(request.query.return_to);
-    // A hint longer than the username field takes (the authorization endpoint passes up to 256,
-    // OpenID Connect Core 3.1.2.1 leaves its form open) can name no account: cut short it would
-    // name another, so the field is left empty; so is one with a control character, as no
+    // A hint longer than any typed username (the authorization endpoint passes up to 256, OpenID
+    // Connect Core 3.1.2.1 leaves its form open) can name no account: cut short it would name
+    // another, so the field is left empty; so is one with a control character, as no
     // username holds one and the browser drops a line break from the field, joining the rest.
     const sent = request.query.login_hint;
     const hint = typeof sent === 'string' && sent.length <= TYPED_USERNAME_MAX_LENGTH && !/\p{Cc}/u.test(sent) ? sent : '';
