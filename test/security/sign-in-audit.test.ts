@@ -11,6 +11,8 @@ import { sql } from 'kysely';
 import { typedUsername } from '../../src/core/audit.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
 import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js';
+import { setAccountStatus } from '../../src/core/accounts/accounts.js';
+import { deleteAccount } from '../../src/core/accounts/account-deletion.js';
 import { Browser, PASSWORD, hiddenFields, newUser, unique } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -167,6 +169,35 @@ forEachDatabase('the audit trail of sign-in', (database) => {
     assert.ok(!(refused.headers.getSetCookie?.() ?? []).some((c) => c.startsWith('svc_session=')), 'no session cookie');
     assert.ok(!auditOf(user.id).some((l) => l.audit === 'sign_in.succeeded'));
     assert.deepEqual(await t.deps.stores.sessions.listForUser(user.id, t.clock.now()), [], 'no session row either');
+  });
+
+  test('a second step passed for an account that is not active is the audit event the right password of one is: sign_in.failed, account_unusable, with the passkey shown', async () => {
+    const { user, browser } = await signedIn();
+    const secret = await enableTotp(browser);
+    const passkey = await addPasskey(browser);
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
+    const unusable = () => auditOf(user.id).filter((l) => l.audit === 'sign_in.failed' && l.reason === 'account_unusable').map((l) => [l.username, l.passkeyId]);
+    const byCode = new Browser(t);
+    assert.equal((await byCode.signIn(user.username)).headers.get('location'), '/login/second-step');
+    const afterPassword = unusable().length;
+    assert.equal((await byCode.postForm('/login/second-step', { _csrf: csrf(byCode), code: totpCode(secret, t.clock.now()) })).status, 401);
+    assert.deepEqual(unusable().slice(afterPassword), [[user.username, undefined]], 'the code');
+    const afterCode = unusable().length;
+    assert.equal((await passkeySecondStep(new Browser(t), user.username, passkey)).status, 401);
+    assert.deepEqual(unusable().slice(afterCode), [[user.username, undefined], [user.username, passkeyIdOf(passkey.credentialId)]], 'the password, then the passkey');
+    t.clock.advance(STEP);
+  });
+
+  test('a wrong password for a deleted account is an unknown username\'s: nothing is written to the account\'s log, and its audit line names no account', async () => {
+    const { user } = await signedIn();
+    const deleted = await deleteAccount(t.deps, user, { password: PASSWORD, code: '' }, { address: '192.0.2.1', deviceCookie: undefined });
+    assert.equal(deleted.ok, true);
+    const before = lines.length;
+    assert.equal((await new Browser(t).signIn(user.username, 'not the password')).status, 401);
+    assert.equal((await new Browser(t).signIn(unique('nobody'), 'not the password')).status, 401);
+    const failed = lines.slice(before).map((l) => JSON.parse(l) as LogLine).filter((l) => l.audit === 'sign_in.failed');
+    assert.deepEqual(failed.map((l) => [l.reason, 'userId' in l]), [['invalid_credentials', false], ['invalid_credentials', false]], 'the deleted account\'s line is an unknown name\'s');
+    assert.deepEqual(await events(user.id), [], 'its log stays empty');
   });
 
   test('a typed username cannot forge an audit line: newlines and quotes stay inside its field', async () => {

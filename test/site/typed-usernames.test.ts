@@ -15,6 +15,13 @@ import { AddressedVisitor } from './visitor.js';
 
 const PASSWORD = 'a long enough password 7';
 
+/** A username of 30 characters starting with `first`, and how it is typed in mathematical letters and digits of 2 UTF-16 units each (`TYPED_USERNAME_MAX_LENGTH`). */
+function atTheBound(first: string): { name: string; typed: string } {
+  const name = `${first}${randomBytes(4).toString('hex')}`.padEnd(30, 'x');
+  const typed = [...name].map((c) => /[a-z]/.test(c) ? String.fromCodePoint(0x1D41A + c.charCodeAt(0) - 97) : String.fromCodePoint(0x1D7CE + Number(c))).join('');
+  return { name, typed };
+}
+
 forEachDatabase('typed usernames', (database) => {
   let t: TestApp;
 
@@ -54,8 +61,7 @@ forEachDatabase('typed usernames', (database) => {
   });
 
   test('a username typed at the bound still reads as the one it is: 30 mathematical letters of 2 units each', async () => {
-    const name = `m${randomBytes(4).toString('hex')}`.padEnd(30, 'x');
-    const typed = [...name].map((c) => /[a-z]/.test(c) ? String.fromCodePoint(0x1D41A + c.charCodeAt(0) - 97) : String.fromCodePoint(0x1D7CE + Number(c))).join('');
+    const { name, typed } = atTheBound('m');
     assert.equal(typed.length, TYPED_USERNAME_MAX_LENGTH);
     assert.equal(typed.normalize('NFKC'), name);
     const visitor = new AddressedVisitor(t.baseUrl);
@@ -64,12 +70,19 @@ forEachDatabase('typed usernames', (database) => {
     assert.equal((await findTypedAccount(t.deps.stores, typed))?.username, name);
   });
 
-  test('the sign-up and sign-in pages\' username fields take a username typed at the bound: their maxlength is the server\'s, in UTF-16 units as the server counts', async () => {
+  test('the sign-up page\'s username field takes a username typed at the bound: its maxlength is the server\'s, in UTF-16 units as the server counts', async () => {
+    const field = /<input[^>]*\bid="username"[^>]*>/.exec((await new AddressedVisitor(t.baseUrl).get('/signup')).text)?.[0] ?? '';
+    assert.equal(/\bmaxlength="(\d+)"/.exec(field)?.[1], String(TYPED_USERNAME_MAX_LENGTH), field);
+  });
+
+  test('the sign-in page\'s username field refuses no username the server takes: the server trims what was typed before counting it, so a name at the bound with spaces around it fits the field', async () => {
+    const { name, typed } = atTheBound('s');
+    await createAccount(t.deps.stores, t.clock, { username: name, password: PASSWORD });
+    const padded = `  ${typed}  `;
     const visitor = new AddressedVisitor(t.baseUrl);
-    for (const path of ['/signup', '/login']) {
-      const field = /<input[^>]*\bid="username"[^>]*>/.exec((await visitor.get(path)).text)?.[0] ?? '';
-      assert.equal(/\bmaxlength="(\d+)"/.exec(field)?.[1], String(TYPED_USERNAME_MAX_LENGTH), `${path}: ${field}`);
-    }
+    const field = /<input[^>]*\bid="username"[^>]*>/.exec((await visitor.get('/login')).text)?.[0] ?? '';
+    assert.ok(padded.length <= Number(/\bmaxlength="(\d+)"/.exec(field)?.[1] ?? Infinity), `the browser would cut ${padded.length} units: ${field}`);
+    assert.equal((await visitor.post('/login', { username: padded, password: PASSWORD })).status, 303, 'the server signs it in');
   });
   test('the sign-up form refuses no username the server takes: the server counts after NFKC, so the field sets no minlength a typed ligature falls under (ﬀa, 2 characters, is ffa)', async () => {
     const visitor = new AddressedVisitor(t.baseUrl);

@@ -11,6 +11,8 @@ import { setAccountStatus, setPassword } from '../../src/core/accounts/accounts.
 import { BEARER_REFUSALS } from '../../src/core/api/bearer.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
 import { generateRecoveryCodes, hashRecoveryCode } from '../../src/core/accounts/recovery-codes.js';
+import { SIGN_IN_FAILURES_PER_DEVICE } from '../../src/core/accounts/sign-in.js';
+import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/accounts/two-step.js';
 import type { UserStatus } from '../../src/core/accounts/ports.js';
 import { get, newAccessToken, newPersonalToken } from '../api/fixtures.js';
 import { Browser, PASSWORD, clientFields, freshCode, newUser, obtainTokens, signedInBrowser, tokenRequest } from '../oauth/helpers.js';
@@ -252,9 +254,31 @@ forEachDatabase('an account that is not active is told so', (database) => {
     assert.equal(await t.deps.stores.secondFactors.countUnusedRecoveryCodes(user.id), 0, 'and is spent then');
   });
   /**
+   * What `secondStep` answers with account `userId` set to `status` just after the route read it,
+   * as an operator's change landing between that read and the write that takes the code or the
+   * passkey would be.
+   */
+  async function statusChangedAfterTheRead<T>(userId: number, status: UserStatus, secondStep: () => Promise<T>): Promise<T> {
+    const users = t.deps.stores.users;
+    const findById = users.findById;
+    users.findById = async (id) => {
+      const found = await findById.call(users, id);
+      if (id === userId) {
+        users.findById = findById;
+        await setAccountStatus(t.deps.stores, t.deps.clock, userId, status);
+      }
+      return found;
+    };
+    try {
+      return await secondStep();
+    } finally {
+      users.findById = findById;
+    }
+  }
+
+  /**
    * The holder of a two-step account with one recovery code, past the password and waiting at
-   * the second step, whose account is set to `status` just after the route read it, as an
-   * operator's change landing between that read and the code's write would be.
+   * the second step, whose account is set to `status` just after the route read it.
    */
   async function statusChangedBeforeTheCode(status: UserStatus, from: UserStatus) {
     const { user } = await person(t, 'member', { twoStep: true });
@@ -263,21 +287,7 @@ forEachDatabase('an account that is not active is told so', (database) => {
     await setAccountStatus(t.deps.stores, t.deps.clock, user.id, from);
     const holder = new Visitor(t.baseUrl);
     assert.equal((await holder.post('/login', { username: user.username, password: MEMBER_PASSWORD, return_to: '/' })).location, '/login/second-step');
-    const users = t.deps.stores.users;
-    const findById = users.findById;
-    users.findById = async (id) => {
-      const found = await findById.call(users, id);
-      if (id === user.id) {
-        users.findById = findById;
-        await setAccountStatus(t.deps.stores, t.deps.clock, user.id, status);
-      }
-      return found;
-    };
-    try {
-      return { user, answer: await holder.post('/login/second-step', { code: code! }) };
-    } finally {
-      users.findById = findById;
-    }
+    return { user, answer: await statusChangedAfterTheRead(user.id, status, () => holder.post('/login/second-step', { code: code! })) };
   }
 
   test('a recovery code spent at the second step signs in: the write that spends it found the account active, whatever was read before it', async () => {
@@ -293,6 +303,78 @@ forEachDatabase('an account that is not active is told so', (database) => {
     assert.ok(answer.text.includes(TOLD.en!.status.suspended!), 'told the account is suspended');
     assert.ok(!answer.text.includes(TOLD.en!.status.deleted!), 'not told it was deleted');
   });
+  test('a TOTP code at the second step goes by the status the write that records its time step found, not one read before it: suspended since, told so with no session; active since, signed in', async () => {
+    for (const [from, to] of [['active', 'suspended'], ['suspended', 'active']] as const) {
+      const { user, secret } = await person(t, 'member', { twoStep: true });
+      await setAccountStatus(t.deps.stores, t.deps.clock, user.id, from);
+      const holder = new Visitor(t.baseUrl);
+      assert.equal((await holder.post('/login', { username: user.username, password: MEMBER_PASSWORD, return_to: '/' })).location, '/login/second-step');
+      const answer = await statusChangedAfterTheRead(user.id, to, () => holder.post('/login/second-step', { code: totpCode(secret!, t.clock.now()) }));
+      if (to === 'suspended') {
+        assert.equal(answer.status, 401, `${from} then ${to}: not signed in`);
+        assert.ok(answer.text.includes(TOLD.en!.status.suspended!), `${from} then ${to}: told the account is suspended`);
+        assert.equal((await holder.get('/settings/profile')).location?.startsWith('/login'), true, 'and no session');
+      } else {
+        assert.equal(answer.status, 303, `${from} then ${to}: the write found the account active`);
+      }
+    }
+    t.clock.advance(TOTP_STEP_MS);
+  });
+
+  test('a passkey at the second step goes by the status the write that records its signature counter found, not one read before it: suspended since, told so with no session; active since, signed in', async () => {
+    for (const [from, to] of [['active', 'suspended'], ['suspended', 'active']] as const) {
+      const user = await newUser(t);
+      const browser = new Browser(t);
+      assert.equal((await browser.signIn(user.username)).status, 303);
+      const passkey = await addPasskey(t, browser);
+      const enrolment = (await beginTotpEnrolment(t.deps, user))!;
+      await confirmTotpEnrolment(t.deps, user, totpCode(enrolment.secret, t.clock.now()));
+      await setAccountStatus(t.deps.stores, t.deps.clock, user.id, from);
+      const holder = new Browser(t);
+      assert.equal((await holder.signIn(user.username)).headers.get('location'), '/login/second-step');
+      const csrf = holder.cookies.get('svc_csrf')!;
+      const options = await (await holder.postForm('/login/second-step/passkey/options', { _csrf: csrf })).json() as { challenge: string };
+      const answer = await statusChangedAfterTheRead(user.id, to, () => holder.postForm('/login/second-step/passkey', { _csrf: csrf, credential: passkey.assert(options) }));
+      if (to === 'suspended') {
+        assert.equal(answer.status, 401, `${from} then ${to}: not signed in`);
+        assert.ok((await answer.text()).includes(TOLD.en!.status.suspended!), `${from} then ${to}: told the account is suspended`);
+        assert.equal((await holder.fetch('/settings/profile')).headers.get('location')?.startsWith('/login'), true, 'and no session');
+      } else {
+        assert.equal(answer.status, 303, `${from} then ${to}: the write found the account active`);
+      }
+    }
+    t.clock.advance(TOTP_STEP_MS);
+  });
+
+  test('a right code asked again of a member whose account left active as the code was checked is no wrong guess: it counts toward no lock-out, and a recovery code is kept', async () => {
+    const { user, visitor } = await person(t, 'member', { twoStep: true });
+    const [code] = generateRecoveryCodes(1);
+    await t.deps.stores.secondFactors.replaceRecoveryCodes(user.id, [hashRecoveryCode(code!)], t.clock.now());
+    // The account leaves active just before the code's write and is active again after it, so
+    // every attempt reaches the write with the same session.
+    const { secondFactors, users } = t.deps.stores;
+    const useRecoveryCode = secondFactors.useRecoveryCode;
+    secondFactors.useRecoveryCode = async (...args) => {
+      await users.setStatus(user.id, 'suspended', t.clock.now());
+      try {
+        return await useRecoveryCode.apply(secondFactors, args);
+      } finally {
+        await users.setStatus(user.id, 'active', t.clock.now());
+      }
+    };
+    try {
+      for (let attempt = 1; attempt <= SIGN_IN_FAILURES_PER_DEVICE + 1; attempt++) {
+        const answer = await visitor.post('/settings/security', { action: 'recovery-codes', code: code! });
+        assert.notEqual(answer.status, 429, `attempt ${attempt} is not throttled`);
+        assert.ok(!answer.text.includes('That code is not right'), `attempt ${attempt} is not told the code is wrong`);
+      }
+    } finally {
+      secondFactors.useRecoveryCode = useRecoveryCode;
+    }
+    assert.equal(await secondFactors.countUnusedRecoveryCodes(user.id), 1, 'the code is kept');
+    assert.equal((await visitor.post('/settings/security', { action: 'recovery-codes', code: code! })).status, 200, 'and, the account active, it makes new codes');
+  });
+
   test('the way to appeal links to APPEAL_CONTACT when the operator set it, in every language; unset, it names the staff and links nowhere', async () => {
     const hint = (page: string) => /<p class="hint">[^]*?<\/p>/.exec(page.slice(page.indexOf('role="alert"')))?.[0] ?? '';
     const banned = async (app: TestApp) => {

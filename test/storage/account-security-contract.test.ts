@@ -19,7 +19,8 @@ forEachDatabase('account security storage contract', (database) => {
   storesForSuite(database, (opened) => { stores = opened; });
 
   const newUser = () => stores.users.create({ username: unique('user'), passwordHash: 'hash', bio: '', member: false, level: 1, xp: 0 }, T0);
-  const winners = (results: boolean[]) => results.filter(Boolean).length;
+  /** How many of racing writes took effect: `true`, or the account status a write returns. */
+  const winners = (results: ReadonlyArray<unknown>) => results.filter(Boolean).length;
 
   test('a WebAuthn challenge is consumed once, for its purpose only, and not after it expires', async () => {
     const user = await newUser();
@@ -155,13 +156,13 @@ forEachDatabase('account security storage contract', (database) => {
   test('a TOTP step is accepted once and never one at or before the last accepted; a recovery code is used once', async () => {
     const user = await newUser();
     assert.equal(await stores.secondFactors.startTotp(user.id, 'SECRET', T0), true);
-    assert.equal(await stores.secondFactors.acceptTotpStep(user.id, 100), false, 'not before enrolment is confirmed');
+    assert.equal(await stores.secondFactors.acceptTotpStep(user.id, 100), undefined, 'not before enrolment is confirmed');
     assert.equal(await stores.secondFactors.confirmTotp(user.id, 100, ['h1', 'h2'], T0), true);
     assert.equal(await stores.secondFactors.confirmTotp(user.id, 101, ['h3'], T0), false, 'confirmed once');
     assert.equal(await stores.secondFactors.startTotp(user.id, 'OTHER', T0), false, 'an app in force is not replaced by a new enrolment');
-    assert.equal(await stores.secondFactors.acceptTotpStep(user.id, 100), false, 'the enrolment step is spent');
+    assert.equal(await stores.secondFactors.acceptTotpStep(user.id, 100), undefined, 'the enrolment step is spent');
     assert.equal(winners(await Promise.all(Array.from({ length: RACERS }, () => stores.secondFactors.acceptTotpStep(user.id, 101)))), 1);
-    assert.equal(await stores.secondFactors.acceptTotpStep(user.id, 99), false);
+    assert.equal(await stores.secondFactors.acceptTotpStep(user.id, 99), undefined);
     const uses = await Promise.all(Array.from({ length: RACERS }, () => stores.secondFactors.useRecoveryCode(user.id, 'h1', T0)));
     assert.deepEqual([uses.filter((use) => use === 'used').length, uses.filter((use) => use === 'wrong').length], [1, RACERS - 1]);
     assert.equal(await stores.secondFactors.countUnusedRecoveryCodes(user.id), 1);
@@ -182,6 +183,21 @@ forEachDatabase('account security storage contract', (database) => {
     assert.equal(await stores.secondFactors.useRecoveryCode(user.id, 'k1', T0 + 4), 'wrong', 'once');
   });
 
+  test('a TOTP step and a passkey\'s use are recorded whatever the account\'s status, and return the status that same write found', async () => {
+    const user = await newUser();
+    await stores.secondFactors.startTotp(user.id, 'SECRET', T0);
+    await stores.secondFactors.confirmTotp(user.id, 100, [], T0);
+    const credentialId = unique('cred');
+    await stores.passkeys.insert({ credentialId, userId: user.id, name: 'Key', publicKey: 'pk', counter: 0, transports: [], backedUp: false }, T0);
+    assert.equal(await stores.secondFactors.acceptTotpStep(user.id, 101), 'active');
+    assert.equal(await stores.passkeys.recordUse(credentialId, 1, T0 + 1), 'active');
+    assert.ok(await stores.users.setStatus(user.id, 'suspended', T0 + 2));
+    assert.equal(await stores.secondFactors.acceptTotpStep(user.id, 102), 'suspended');
+    assert.equal(await stores.secondFactors.acceptTotpStep(user.id, 102), undefined, 'the step was recorded all the same');
+    assert.equal(await stores.passkeys.recordUse(credentialId, 2, T0 + 3), 'suspended');
+    assert.equal((await stores.passkeys.find(credentialId))?.counter, 2, 'and the counter');
+  });
+
   test('a passkey registered by 20 racing requests lands once; every other is a ConflictError, never a failed statement', async () => {
     const owner = await newUser();
     const credentialId = unique('cred');
@@ -197,13 +213,13 @@ forEachDatabase('account security storage contract', (database) => {
     await stores.passkeys.insert({ credentialId: counting, userId: owner.id, name: 'Key', publicKey: 'pk', counter: 4, transports: [], backedUp: false }, T0);
     const results = await Promise.all(Array.from({ length: RACERS }, () => stores.passkeys.recordUse(counting, 5, T0 + 1)));
     assert.equal(winners(results), 1);
-    assert.equal(await stores.passkeys.recordUse(counting, 3, T0 + 2), false, 'a lower count');
+    assert.equal(await stores.passkeys.recordUse(counting, 3, T0 + 2), undefined, 'a lower count');
     assert.equal((await stores.passkeys.find(counting))?.counter, 5);
-    assert.equal(await stores.passkeys.recordUse(counting, 6, T0 + 3), true);
+    assert.equal(await stores.passkeys.recordUse(counting, 6, T0 + 3), 'active');
     const uncounted = unique('cred');
     await stores.passkeys.insert({ credentialId: uncounted, userId: owner.id, name: 'Key', publicKey: 'pk', counter: 0, transports: [], backedUp: false }, T0);
-    assert.equal(await stores.passkeys.recordUse(uncounted, 0, T0 + 1), true);
-    assert.equal(await stores.passkeys.recordUse(uncounted, 0, T0 + 2), true);
+    assert.equal(await stores.passkeys.recordUse(uncounted, 0, T0 + 1), 'active');
+    assert.equal(await stores.passkeys.recordUse(uncounted, 0, T0 + 2), 'active');
   });
 
   test('passkeys are listed, renamed and removed by their owner only', async () => {

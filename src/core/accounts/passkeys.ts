@@ -17,7 +17,7 @@ import type {
 } from '@simplewebauthn/server';
 import { ConflictError, InputError } from '../errors.js';
 import type { Stores } from '../stores.js';
-import type { User } from './ports.js';
+import type { User, UserStatus } from './ports.js';
 import { checkedText } from '../text.js';
 import { CLOCK_SKEW_MS, type Clock, type Instant } from '../time.js';
 import type { SharedKeys } from '../credentials/shared-keys.js';
@@ -212,10 +212,12 @@ export async function registerPasskey(deps: PasskeyDeps, user: User, responseTex
 }
 
 /**
- * A verified passkey, or a refusal with the stored passkey the response named, if it named one
- * (of `expectedUserId`, for a second step), for the logs to say whose passkey failed.
+ * A verified passkey with its account's status as the write that recorded the use found it (an
+ * earlier read of the account may say otherwise), or a refusal with the stored passkey the
+ * response named, if it named one (of `expectedUserId`, for a second step), for the logs to say
+ * whose passkey failed.
  */
-export type PasskeyCheck = { ok: true; passkey: Passkey } | { ok: false; passkey?: Passkey };
+export type PasskeyCheck = { ok: true; passkey: Passkey; status: UserStatus } | { ok: false; passkey?: Passkey };
 
 /**
  * Verifies an authentication response: for a sign-in with a passkey alone (`purpose` sign_in,
@@ -262,6 +264,7 @@ export async function authenticateWithPasskey(
   // in any spelling. The row outlives the challenge's end by the clocks' skew: the janitor deletes
   // it by its own clock, and an instance whose clock runs behind still takes the challenge as live.
   if (signed && !await deps.stores.passkeys.spendChallenge({ challenge: signed.canonical, purpose, userId: null, expiresAt: signed.end + CLOCK_SKEW_MS }, deps.clock.now())) return refused;
-  if (!await deps.stores.passkeys.recordUse(passkey.credentialId, verification.authenticationInfo.newCounter, deps.clock.now())) return refused;
-  return { ok: true, passkey: { ...passkey, backedUp: verification.authenticationInfo.credentialBackedUp } };
+  const status = await deps.stores.passkeys.recordUse(passkey.credentialId, verification.authenticationInfo.newCounter, deps.clock.now());
+  if (status === undefined) return refused;
+  return { ok: true, passkey: { ...passkey, backedUp: verification.authenticationInfo.credentialBackedUp }, status };
 }

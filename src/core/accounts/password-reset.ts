@@ -146,6 +146,8 @@ export async function resetPassword(deps: ResetDeps, form: { token: string; pass
   const hashNew = async () => { passwordHash = await hashPassword(form.password, { address: origin.address, account: accountKey(user.username) }); };
   if (needsCode) {
     const checked = await checkSecondFactorCode(deps, user, form.code.trim(), { ...origin, withResetLink: true }, hashNew);
+    // The account left active since its link was read: the link is refused, as `findResetLink` now would.
+    if (!checked.ok && checked.reason === 'not_active') return { ok: false, reason: 'invalid_link' };
     if (!checked.ok) {
       // Told to the owner as a wrong code after the password is: whoever tries it holds their mailbox.
       if (checked.reason !== 'unreadable') await recordRefusedSignIn(deps, user, origin, checked.reason === 'throttled' ? 'throttled' : 'invalid_second_factor');

@@ -169,9 +169,11 @@ export interface SecondFactorStore {
   confirmTotp(userId: number, step: number, recoveryCodeHashes: readonly string[], now: Instant): Promise<boolean>;
   /**
    * Accepts TOTP time step `step` once: one conditional write that succeeds only when `step` is
-   * later than the last one accepted (RFC 6238 5.2: a code is used once).
+   * later than the last one accepted (RFC 6238 5.2: a code is used once), whatever the account's
+   * status. The status that same write found, which an earlier read of the account may not be;
+   * `undefined` when the step was refused.
    */
-  acceptTotpStep(userId: number, step: number): Promise<boolean>;
+  acceptTotpStep(userId: number, step: number): Promise<UserStatus | undefined>;
   /** Removes the app and every recovery code; whether there was a confirmed app. */
   removeTotp(userId: number): Promise<boolean>;
   /**
@@ -210,10 +212,11 @@ export interface PasskeyStore {
   remove(userId: number, credentialId: string): Promise<Passkey | undefined>;
   /**
    * Records a verified use with the authenticator's new signature counter, in one conditional
-   * write; false when the stored counter already reached it (another use recorded it first: a
-   * cloned authenticator, or a replay racing the original).
+   * write, and returns the status of the passkey's account that same write found (an earlier read
+   * of the account may say otherwise); `undefined` when the stored counter already reached it
+   * (another use recorded it first: a cloned authenticator, or a replay racing the original).
    */
-  recordUse(credentialId: string, counter: number, now: Instant): Promise<boolean>;
+  recordUse(credentialId: string, counter: number, now: Instant): Promise<UserStatus | undefined>;
   /** Deletes every passkey of the user and every challenge made for the user (the member's own deletion). */
   eraseForUser(userId: number): Promise<void>;
   saveChallenge(challenge: { challenge: string; purpose: ChallengePurpose; userId: number | null; expiresAt: Instant }, now: Instant): Promise<void>;

@@ -156,10 +156,14 @@ async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username
   let named: number | undefined;
   const result = await throttledCheck(deps, countersFor(account, attempt, device, 'password'), async () => {
     const found = canBeUsername(account) ? await deps.stores.users.findCredentials(account) : undefined;
-    named = found?.user.id;
     // The password is checked (or a decoy is) even for unknown accounts: equal time either way.
     const valid = await verifyPassword(found?.passwordHash, attempt.password, { address: attempt.address, account });
-    if (found && !valid) wrongFor = found.user;
+    // A wrong password for a deleted account is an unknown username's: nothing is written to the
+    // account, whose records its deletion erased (its log, its id in the audit line), and no
+    // write makes it take longer than one for no account.
+    const owner = found && (valid || found.user.status !== 'deleted') ? found.user : undefined;
+    named = owner?.id;
+    if (owner && !valid) wrongFor = owner;
     // A right password never counts, an unusable account's included: its holder is told the
     // status (`SignInOutcome`), and a lock-out after ten right passwords would tell one who holds
     // only the password of a two-step account what its second step hides, that it is not active.
@@ -171,6 +175,17 @@ async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username
   if (result === undefined) return { ok: false, reason: 'invalid_credentials', userId: named };
   if (result.status !== 'active') return { ok: false, reason: 'account_unusable', userId: named, unusable: { ...result, status: result.status } };
   return { ok: true, user: result, deviceCookie: await deps.deviceCookies.afterSignIn(attempt.deviceCookie, account) };
+}
+
+/**
+ * A sign-in refused because `user`'s account is not active, once its holder showed a factor: the
+ * right password (`signIn` writes it), a passkey that verified, a second step passed. The audit
+ * event is the password's, with the passkey shown, if one was; the account's log gets no line.
+ */
+export function recordUnusableSignIn(deps: Pick<SignInDeps, 'audit'>, user: Pick<User, 'id' | 'username'>, origin: Pick<AttemptOrigin, 'address' | 'requestId'>, passkeyId?: string): void {
+  deps.audit.record({
+    audit: 'sign_in.failed', username: user.username, reason: 'account_unusable', address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}),
+  }, origin.requestId);
 }
 
 /** A refusal after the password, or at a passkey: the account is known. */

@@ -5,7 +5,7 @@
  * the six digits cannot be guessed faster than a password could.
  */
 import { generateOpaqueId, hashSecret } from '../credentials/formats.js';
-import { InputError } from '../errors.js';
+import { AccountUnusableError, InputError } from '../errors.js';
 import type { Stores } from '../stores.js';
 import type { InactiveStatus, User } from './ports.js';
 import { type AttemptOrigin, type SignInDeps, type Throttled, countedCheck, isThrottled } from './sign-in.js';
@@ -139,13 +139,19 @@ async function proofOf(deps: TwoStepDeps, user: User, code: string, now: Instant
 /**
  * Spends `proof` by one conditional write through `stores`: a TOTP step only if later than the
  * last one accepted (RFC 6238 5.2: never twice), a recovery code only if unused and the account
- * active. `true` spent; `{ kept }` a right recovery code left unused, its account not active
- * (the status the write found); `false` refused.
+ * active. `true` spent, the account active; `{ inactive }` a right code of an account that write
+ * found not active (a recovery code is left unused, a TOTP step spent all the same); `false`
+ * refused. The status is the write's, never an earlier read's, which a staff suspension or the
+ * member's own deletion may have overtaken.
  */
-async function spend(stores: Stores, userId: number, proof: Proof, now: Instant): Promise<boolean | { kept: InactiveStatus }> {
-  if (proof.method === 'totp') return stores.secondFactors.acceptTotpStep(userId, proof.step);
+async function spend(stores: Stores, userId: number, proof: Proof, now: Instant): Promise<boolean | { inactive: InactiveStatus }> {
+  if (proof.method === 'totp') {
+    const status = await stores.secondFactors.acceptTotpStep(userId, proof.step);
+    if (status === undefined) return false;
+    return status === 'active' ? true : { inactive: status };
+  }
   const use = await stores.secondFactors.useRecoveryCode(userId, proof.codeHash, now);
-  return typeof use === 'object' ? use : use === 'used';
+  return typeof use === 'object' ? { inactive: use.kept } : use === 'used';
 }
 
 /**
@@ -179,24 +185,30 @@ async function checkCode<Other extends { ok: false }>(
 }
 
 /**
+ * A right code of an account that is not active, as the write that took it found it (the account
+ * read before may say otherwise): a recovery code is kept for when it is active again, a TOTP
+ * step spent. Not a wrong guess, so not counted toward a lock-out; at the second step its holder,
+ * who has shown both factors, is told the status.
+ */
+export type NotActive = { ok: false; reason: 'not_active'; status: InactiveStatus };
+
+/** `spend`'s answer as `checkCode` takes it. */
+function spentOrNotActive(spent: boolean | { inactive: InactiveStatus }): boolean | NotActive {
+  return typeof spent === 'object' ? { ok: false, reason: 'not_active', status: spent.inactive } : spent;
+}
+
+/**
  * Checks a code of `user`'s: a TOTP code, accepted for a time step later than the last one
  * accepted (never twice), or a recovery code, used once. Counted on the sign-in counters of the
- * account and the browser.
+ * account and the browser. Asked of an active account only (a session's, a reset link's): one
+ * that left active since is `NotActive`, for the caller to refuse as it refuses such an account.
  */
-export function checkSecondFactorCode(deps: TwoStepDeps, user: User, code: string, origin: AttemptOrigin, prepare?: () => Promise<void>): Promise<CodeCheck> {
-  // Asked of an active account only (a session's, a reset link's): one that left active since
-  // has its code refused, as anything else it tries.
-  return checkCode<never>(deps, user, code, origin, async (proof, now) => (await spend(deps.stores, user.id, proof, now)) === true, prepare);
+export function checkSecondFactorCode(deps: TwoStepDeps, user: User, code: string, origin: AttemptOrigin, prepare?: () => Promise<void>): Promise<CodeCheck | NotActive> {
+  return checkCode(deps, user, code, origin, async (proof, now) => spentOrNotActive(await spend(deps.stores, user.id, proof, now)), prepare);
 }
 
 /** The sign-in a second step was for has been finished (by a racing submission) or has expired. */
 export type PendingGone = { ok: false; reason: 'gone' };
-/**
- * A right recovery code at the second step of an account that is not active: the code is kept
- * for when it is active again, and its holder, who has shown both factors, is told the status,
- * as the write that kept the code found it (the account read before may say otherwise).
- */
-export type NotActive = { ok: false; reason: 'not_active'; status: InactiveStatus };
 
 /** Thrown inside the transaction of `finishSignInWithCode` to roll its consumption back. */
 class CodeNotSpent extends Error {}
@@ -207,18 +219,17 @@ class CodeNotSpent extends Error {}
  * by its conditional write, so of racing submissions only the one that consumes it goes on to
  * spend its code (a recovery code, a TOTP step), and the others spend nothing and are told the
  * sign-in is gone; a code refused rolls the consumption back, so the sign-in can still finish.
- * A recovery code is spent only while the account is active, in the write that spends it: of an
- * account that is not, the sign-in ends (`NotActive`) and the code stays unused.
+ * Whether the account is active is the code's write's answer (`spend`): of an account that is
+ * not, the sign-in ends (`NotActive`), and a recovery code stays unused.
  */
 export function finishSignInWithCode(deps: TwoStepDeps, pending: PendingSignIn, user: User, code: string, origin: AttemptOrigin): Promise<CodeCheck | PendingGone | NotActive> {
   return checkCode(deps, user, code, origin, async (proof, now): Promise<boolean | PendingGone | NotActive> => {
     try {
       return await deps.stores.transaction(async (tx) => {
         if (!(await tx.pendingSignIns.consume(pending.idHash, now))) return { ok: false, reason: 'gone' } as const;
-        const spent = await spend(tx, user.id, proof, now);
-        if (typeof spent === 'object') return { ok: false, reason: 'not_active', status: spent.kept } as const;
-        if (spent) return true;
-        throw new CodeNotSpent();
+        const spent = spentOrNotActive(await spend(tx, user.id, proof, now));
+        if (spent === false) throw new CodeNotSpent();
+        return spent;
       });
     } catch (error) {
       if (error instanceof CodeNotSpent) return false;
@@ -233,6 +244,8 @@ export function finishSignInWithCode(deps: TwoStepDeps, pending: PendingSignIn, 
  */
 export async function confirmSecondFactor(deps: TwoStepDeps, user: User, code: string, origin: AttemptOrigin): Promise<CodeCheck> {
   const checked = await checkSecondFactorCode(deps, user, code, origin);
+  // The account left active while the form was on its way: refused as the session now would be.
+  if (!checked.ok && checked.reason === 'not_active') throw new AccountUnusableError(`account "${user.username}" is ${checked.status}; no code of it is checked`);
   // A code that could not be checked is not the person's failure: the caller logs its cause.
   if (!checked.ok && checked.reason !== 'unreadable') {
     deps.audit.record({ audit: 'second_factor_confirm.failed', userId: user.id, reason: checked.reason === 'wrong' ? 'wrong_code' : 'throttled', address: origin.address }, origin.requestId);

@@ -13,7 +13,7 @@ import {
   startPendingSignIn,
 } from '../../core/accounts/two-step.js';
 import { MAX_RETURN_TO_LENGTH, applicationReturnedTo } from '../../core/oauth/authorize/flow.js';
-import { recordRefusedSignIn, signIn } from '../../core/accounts/sign-in.js';
+import { recordRefusedSignIn, recordUnusableSignIn, signIn } from '../../core/accounts/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { UNREADABLE_STATUS, retryMessage, sendPage, unreadableTotp } from '../pages.js';
@@ -23,7 +23,7 @@ import {
 } from '../plugins/session.js';
 import { secondStepPage } from '../views/security.js';
 import { signOutPage, signedOutPage } from '../views/logout.js';
-import { type LostRequest, signInPage } from '../views/sign-in.js';
+import { type LostRequest, SIGN_IN_USERNAME_MAX_LENGTH, signInPage } from '../views/sign-in.js';
 import { clientAddress, visitor } from '../client-address.js';
 import { documentHost } from '../../core/oauth/client-metadata.js';
 
@@ -110,7 +110,7 @@ interface SignInBody {
 const signInBody = {
   type: 'object',
   properties: {
-    username: { type: 'string', maxLength: 256 },
+    username: { type: 'string', maxLength: SIGN_IN_USERNAME_MAX_LENGTH },
     password: { type: 'string', maxLength: 1024 },
     return_to: { type: 'string', maxLength: MAX_RETURN_TO_LENGTH },
     /** `1` when the page asked to sign in again: a failed attempt's page says so again. */
@@ -137,9 +137,9 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
   app.get('/login', page, async (request: FastifyRequest<{ Querystring: { return_to?: string; login_hint?: string; reauth?: string; too_long?: string; ui_locales?: string } }>, reply) => {
     const context = await pageContext(request, reply);
     const returnTo = safeReturnTo(request.query.return_to);
-    // A hint longer than the username field takes (the authorization endpoint passes up to 256,
-    // OpenID Connect Core 3.1.2.1 leaves its form open) can name no account: cut short it would
-    // name another, so the field is left empty; so is one with a control character, as no
+    // A hint longer than any typed username (the authorization endpoint passes up to 256, OpenID
+    // Connect Core 3.1.2.1 leaves its form open) can name no account: cut short it would name
+    // another, so the field is left empty; so is one with a control character, as no
     // username holds one and the browser drops a line break from the field, joining the rest.
     const sent = request.query.login_hint;
     const hint = typeof sent === 'string' && sent.length <= TYPED_USERNAME_MAX_LENGTH && !/\p{Cc}/u.test(sent) ? sent : '';
@@ -220,11 +220,14 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
   }
 
   /**
-   * A second step passed for an account that is not active: no session; its holder, who has shown
-   * both factors, is told the status. Neither step counted toward a lock-out, as an active
-   * account's right password and code do not. A waiting sign-in always began with the password.
+   * A second step passed for an account that is not active (`user.status`, as the write that took
+   * the code or passkey found it): no session; its holder, who has shown both factors, is told the
+   * status, and the audit log gets the refusal the password's is. Neither step counted toward a
+   * lock-out, as an active account's right password and code do not. A waiting sign-in always
+   * began with the password.
    */
-  async function notActive(request: FastifyRequest, reply: FastifyReply, user: User, pending: { returnTo: string }) {
+  async function notActive(request: FastifyRequest, reply: FastifyReply, user: User, pending: { returnTo: string }, passkeyId?: string) {
+    recordUnusableSignIn(app.deps, user, eventOrigin(request), passkeyId);
     clearPendingCookie(request, reply);
     const context = await secondStepContext(request, reply, pending);
     return sendPage(reply, signInPage(context, { username: '', returnTo: pending.returnTo, ...toldNotActive(context.t, user, 'password') }), 401);
@@ -276,10 +279,9 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
         }
         return sendPage(reply, secondStepPage(context, { factors, error: context.t.text(WRONG_CODE.key) }), 401);
       }
-      // A spent recovery code's write found the account active (`useRecoveryCode`), whatever
-      // `user`, read before it, says: the code is gone, so the sign-in it paid for finishes.
+      // The code's write found the account active (`finishSignInWithCode`), whatever `user`, read
+      // before it, says: the code is spent, so the sign-in it paid for finishes.
       const recovery = checked.method === 'recovery';
-      if (!recovery && user.status !== 'active') return notActive(request, reply, user, pending);
       clearPendingCookie(request, reply);
       setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
       return signedIn(request, reply, user, { amr: amrAfterCode(pending), method: recovery ? 'password_recovery_code' : 'password_totp' },
@@ -315,10 +317,11 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       clearPendingCookie(request, reply);
       return pendingGone(request, reply);
     }
-    if (user.status !== 'active') return notActive(request, reply, user, pending);
+    const { passkey } = checked;
+    // The status the write that recorded the passkey's use found, not `user`'s, read before it.
+    if (checked.status !== 'active') return notActive(request, reply, { ...user, status: checked.status }, pending, passkeyRef(passkey.credentialId));
     clearPendingCookie(request, reply);
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
-    const { passkey } = checked;
     return signedIn(request, reply, user, {
       amr: [...new Set([...pending.amr, ...passkeyAmr(passkey)])], method: 'password_passkey', passkeyId: passkeyRef(passkey.credentialId),
     }, pending.returnTo);
@@ -345,7 +348,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       // Nothing was typed: the passkey names the account, if it names one.
       if (!user) deps.audit.record({ audit: 'sign_in.failed', username: '', reason: 'invalid_passkey', address: origin.address }, request.id);
       else if (!checked.ok) await recordRefusedSignIn(deps, user, origin, 'invalid_passkey', passkeyId);
-      else deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason: 'account_unusable', address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}) }, request.id);
+      else recordUnusableSignIn(deps, user, origin, passkeyId);
       const context = await pageContext(request, reply);
       // A passkey that verified is the account's holder, as the right password is: told the status.
       const told = checked.ok && user ? toldNotActive(context.t, user, 'passkey') : { error: context.t.text(WRONG_PASSKEY.key) };

@@ -1,9 +1,16 @@
-import { TYPED_USERNAME_MAX_LENGTH } from '../../core/accounts/accounts.js';
 import type { Locale } from '../../core/locales.js';
 import type { User } from '../../core/accounts/ports.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 import { appName, passkeyStatus, rich } from './words.js';
+
+/**
+ * The longest username the sign-in form sends, its field's `maxlength` and the route's cap. Not
+ * `TYPED_USERNAME_MAX_LENGTH`: the server trims what was typed before counting it, so spaces
+ * around a name at that bound (pasted with it) would have the browser refuse or cut a username
+ * the server takes.
+ */
+export const SIGN_IN_USERNAME_MAX_LENGTH = 256;
 
 /**
  * What sign-in and sign-up carry from page to page in place of an authorization request too long
@@ -69,7 +76,7 @@ ${form.requestTooLong ? html`<p class="notice">${t.text('sign-in.requestTooLong'
   ${form.reauthenticate ? html`<input type="hidden" name="reauth" value="1">` : ''}
   ${lostRequestFields(form)}
   <label for="username">${t.text('sign-in.username')}</label>
-  <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="${TYPED_USERNAME_MAX_LENGTH}" ${wrong} ${form.username ? '' : html`autofocus`}>
+  <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="${SIGN_IN_USERNAME_MAX_LENGTH}" ${wrong} ${form.username ? '' : html`autofocus`}>
   <label for="password">${t.text('sign-in.password')}</label>
   <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256" ${wrong} ${form.username ? html`autofocus` : ''}>
   <div class="actions"><button type="submit">${t.text('sign-in.submit')}</button></div>

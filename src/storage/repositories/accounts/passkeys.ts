@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import { ConflictError } from '../../../core/errors.js';
-import type { ChallengePurpose, Passkey, PasskeyStore } from '../../../core/accounts/ports.js';
+import type { ChallengePurpose, Passkey, PasskeyStore, UserStatus } from '../../../core/accounts/ports.js';
 import type { Instant } from '../../../core/time.js';
 import type { Database, PasskeysTable } from '../../schema.js';
 import { isUniqueViolation } from '../errors.js';
@@ -74,15 +74,17 @@ export class KyselyPasskeyStore implements PasskeyStore {
     await this.db.deleteFrom('webauthn_challenges').where('user_id', '=', userId).execute();
   }
 
-  async recordUse(credentialId: string, counter: number, now: Instant): Promise<boolean> {
+  async recordUse(credentialId: string, counter: number, now: Instant): Promise<UserStatus | undefined> {
     // One conditional write (W3C WebAuthn 6.1.1 and 7.2's signCount step): the counter only moves up, or stays 0 for an
     // authenticator that keeps none, so of two racing sign-ins that verified against the same stored
-    // count with the same new one, only the first is recorded.
-    const result = await this.db.updateTable('passkeys').set({ counter, last_used_at: now })
+    // count with the same new one, only the first is recorded. The account's status comes back from
+    // the same statement: a status change after an earlier read of the account is seen here.
+    const row = await this.db.updateTable('passkeys').set({ counter, last_used_at: now })
       .where('credential_id', '=', credentialId)
       .where('counter', counter === 0 ? '=' : '<', counter)
+      .returning((eb) => eb.selectFrom('users').select('users.status').whereRef('users.id', '=', 'passkeys.user_id').as('status'))
       .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+    return row?.status as UserStatus | undefined;
   }
 
   async saveChallenge(challenge: { challenge: string; purpose: ChallengePurpose; userId: number | null; expiresAt: Instant }, now: Instant): Promise<void> {

@@ -1,5 +1,5 @@
-import type { ExpressionBuilder, Kysely } from 'kysely';
-import type { InactiveStatus, RecoveryCodeUse, SecondFactorStore, TotpCredential } from '../../../core/accounts/ports.js';
+import type { Kysely } from 'kysely';
+import type { InactiveStatus, RecoveryCodeUse, SecondFactorStore, TotpCredential, UserStatus } from '../../../core/accounts/ports.js';
 import type { Instant } from '../../../core/time.js';
 import { inTransaction } from '../../database.js';
 import type { Database } from '../../schema.js';
@@ -35,12 +35,16 @@ export class KyselySecondFactorStore implements SecondFactorStore {
     });
   }
 
-  async acceptTotpStep(userId: number, step: number): Promise<boolean> {
-    const result = await this.db.updateTable('totp_credentials').set({ last_step: step })
+  async acceptTotpStep(userId: number, step: number): Promise<UserStatus | undefined> {
+    // The step is recorded whatever the status (a code seen once is spent, RFC 6238 5.2), and the
+    // status comes back from the same statement, so a status change after an earlier read of the
+    // account is seen here (its one snapshot on PostgreSQL).
+    const row = await this.db.updateTable('totp_credentials').set({ last_step: step })
       .where('user_id', '=', userId).where('confirmed_at', 'is not', null)
       .where((w) => w.or([w('last_step', 'is', null), w('last_step', '<', step)]))
+      .returning(statusOf(this.db, userId).as('status'))
       .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+    return row?.status as UserStatus | undefined;
   }
 
   async removeTotp(userId: number): Promise<boolean> {
@@ -58,11 +62,10 @@ export class KyselySecondFactorStore implements SecondFactorStore {
     // active is rewritten unchanged (`else used_at`, which also types `now` as the column's type on
     // PostgreSQL), so RETURNING tells it from a wrong one, with the status the same statement
     // read (its one snapshot on PostgreSQL), for the page that tells it.
-    const statusOf = (eb: ExpressionBuilder<Database, 'recovery_codes'>) => eb.selectFrom('users').select('users.status').where('users.id', '=', userId);
     const row = await this.db.updateTable('recovery_codes')
-      .set((eb) => ({ used_at: eb.case().when(statusOf(eb), '=', 'active').then(now).else(eb.ref('used_at')).end() }))
+      .set((eb) => ({ used_at: eb.case().when(statusOf(this.db, userId), '=', 'active').then(now).else(eb.ref('used_at')).end() }))
       .where('user_id', '=', userId).where('code_hash', '=', codeHash).where('used_at', 'is', null)
-      .returning((eb) => ['used_at', statusOf(eb).as('status')]).executeTakeFirst();
+      .returning(['used_at', statusOf(this.db, userId).as('status')]).executeTakeFirst();
     if (row === undefined) return 'wrong';
     return row.used_at !== null ? 'used' : { kept: row.status as InactiveStatus };
   }
@@ -76,6 +79,11 @@ export class KyselySecondFactorStore implements SecondFactorStore {
       .where('user_id', '=', userId).where('used_at', 'is', null).executeTakeFirst();
     return Number(row?.n ?? 0);
   }
+}
+
+/** The status of account `userId`, read by the statement it is part of. */
+function statusOf(db: Kysely<Database>, userId: number) {
+  return db.selectFrom('users').select('users.status').where('users.id', '=', userId);
 }
 
 async function replaceCodes(db: Kysely<Database>, userId: number, codeHashes: readonly string[], now: Instant): Promise<void> {
