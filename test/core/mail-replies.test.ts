@@ -25,6 +25,11 @@ test('x.1.y (a bad mailbox, address or domain) is the member\'s address: a 5.1.y
   reads([['recipient', 450, '4.1.1']], RETRY_ADDRESS);
 });
 
+test('x.1.0, "other address status", names no side (the registry: "something about the address specified in the message"; Postfix answers 550 5.1.0 for an unlisted MAIL_FROM at RCPT): the address\'s only once proven, as a bare code', () => {
+  reads([['recipient', 550, '5.1.0'], ['recipient', 553, '5.1.0'], ['data', 550, '5.1.0']], GIVE_UP_UNPROVEN);
+  reads([['recipient', 450, '4.1.0']], RETRY_UNPROVEN);
+});
+
 test('a code of the site\'s sender or its policy (x.7.y: 5.7.1, 5.7.8, 5.7.26, a relay\'s own 5.7.60; x.1.7, x.1.8) is the site\'s at whichever step it comes, RCPT, DATA or MAIL FROM alike: tried again, never the member\'s address', () => {
   reads([
     ['recipient', 554, '5.7.1'], ['data', 550, '5.7.1'], ['site', 550, '5.7.1'], ['data', 550, '5.7.60'], ['recipient', 550, '5.7.60'], ['site', 550, '5.7.60'],

@@ -312,6 +312,26 @@ forEachDatabase('mail its server refused, on the e-mail settings', (database) =>
     }
   });
 
+  test('a refusal at RCPT of "other address status" (550 5.1.0, which Postfix answers for an unlisted MAIL_FROM, checked at RCPT by default) refusing every recipient alike, the relay taking no other mail, refuses no member\'s address: each mail is tried again for a day, then given up, and no member is told', async () => {
+    await nothingWaiting();
+    const members = await Promise.all([member(), member()]);
+    const addresses = members.map(() => address());
+    for (const [i, visitor] of members.entries()) {
+      t.smtp.refuse(addresses[i]!, 550, '5.1.0 <site@example.test>: Sender address rejected: User unknown in virtual mailbox table');
+      await visitor.post('/settings/email', { email: addresses[i]! });
+    }
+    await deliverMail(t);
+    for (const to of addresses) assert.equal((await outboxRows(to))[0]!.abandoned_at, null, 'not given up at the first refusal');
+    await untilGivenUp(addresses);
+    for (const [i, visitor] of members.entries()) {
+      const [row] = await outboxRows(addresses[i]!);
+      assert.ok(row!.attempts > 2, 'tried again');
+      assert.equal(row!.reply_code, null);
+      assert.equal(undeliveredCode(await settings(visitor), addresses[i]!), undefined, 'the member is not told');
+      t.smtp.accept(addresses[i]!);
+    }
+  });
+
   test('a full mailbox (554 5.2.2 QuotaExceeded at DATA, which a relay answers for the site\'s own sending quota too) is never given up at once: tried again for a day, and given up without telling the member while the relay took no other mail', async () => {
     await nothingWaiting();
     const visitor = await member();

@@ -42,7 +42,7 @@ export interface MailPass {
  * back-off until it is a day old); `addressRefused`, the member's address is what was refused, so
  * a give-up is kept with it and their e-mail settings say so (else it is the site's problem: its
  * relay, setup or message, which no member can fix, and the log tells the operator);
- * `unproven`, read by the basic code alone at RCPT (or `x.2.2`, a full mailbox): the member's
+ * `unproven`, read by the basic code alone at RCPT (or `x.2.2`, a full mailbox, or `x.1.0`): the member's
  * address only once the relay is seen taking other mail (`RelayWatch.refusedAgain`), till then
  * the site's, tried again.
  */
@@ -81,7 +81,10 @@ const LAST_DETAIL: Readonly<Record<number, number>> = { 1: 10, 2: 4 };
  * good. The enhanced code's subject and detail say whose it is (RFC 3463 section 3; whether a
  * code names the sender or the recipient as the IANA registry's descriptions do):
  * - `x.1.y` addressing (a bad mailbox, address or domain) is the member's address, save `x.1.7`
- *   and `x.1.8`, the sender's address (the site's `MAIL_FROM`): the site's, tried again;
+ *   and `x.1.8`, the sender's address (the site's `MAIL_FROM`): the site's, tried again; and
+ *   `x.1.0`, "other address status", which names no side ("something about the address
+ *   specified in the message"): unproven, as a bare code (Postfix answers `550 5.1.0` at RCPT
+ *   for a `MAIL_FROM` its own domain does not list, its sender checks delayed to RCPT by default);
  * - `x.2.y` mailbox status is the member's mailbox, save `x.2.3`, a message over the mailbox's
  *   size limit, and `x.2.2` (full), a persistent transient condition by the registry however it
  *   is sent, tried again; unproven, as relays answer it for the site's own quota too (Exchange
@@ -116,6 +119,8 @@ export function readReply(reply: SmtpReply): ReplyReading {
   switch (subject) {
     case 1:
       if (detail === 7 || detail === 8) return RETRY_SITE;
+      // x.1.0 names no side (RFC 3463 section 3.2): Postfix refuses an unlisted MAIL_FROM with it at RCPT.
+      if (detail === 0) return permanent ? GIVE_UP_UNPROVEN : RETRY_UNPROVEN;
       return permanent ? GIVE_UP_ADDRESS : RETRY_ADDRESS;
     case 2:
       if (detail === 3) return permanent ? GIVE_UP_SITE : RETRY_SITE;
