@@ -26,7 +26,7 @@ forEachDatabase('unproven refusals cleared migration', (database) => {
   });
   after(() => handle.close());
 
-  test('refusals kept that are not the address\'s by today\'s reading (a bare 554 at RCPT at the first attempt, 554 4.7.1, 550 5.1.90, a full mailbox with no other mail taken) are cleared from members\' records; an address\'s refusal, or one proven by another mail sent meanwhile, stays', async () => {
+  test('refusals kept that are not the address\'s by today\'s reading (a bare 554 at RCPT at the first attempt, 554 4.7.1, 550 5.1.90, 550 5.1.0, a full mailbox with no other mail taken) are cleared from members\' records; an address\'s refusal, or one proven by another mail sent meanwhile, stays', async () => {
     let n = 0;
     /** A member whose address keeps `code`, given by a row tried from `from` to `to` whose `last_error` is `error`. */
     const refused = async (error: string | null, code: number, from = T0, to = T0 + 1) => {
@@ -52,6 +52,7 @@ forEachDatabase('unproven refusals cleared migration', (database) => {
       await refused('EENVELOPE: RCPT TO answered 554 4.7.1; refused for good', 554),
       await refused('EENVELOPE: RCPT TO answered 550 4.2.2; refused for good', 550),
       await refused('EENVELOPE: RCPT TO answered 550 5.1.90; refused for good', 550),
+      await refused('EENVELOPE: RCPT TO answered 550 5.1.0; refused for good', 550),
       await refused('EMESSAGE: DATA answered 554 5.2.2; tried for 1440 minutes', 554, T0 + 10 * DAY, T0 + 11 * DAY),
     ];
     const kept = [

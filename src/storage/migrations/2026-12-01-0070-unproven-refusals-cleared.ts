@@ -4,7 +4,8 @@
  * ("Relaying denied" as a bare `554`, alike for every recipient) was kept as every member's
  * address refusing mail, as was a full mailbox (`5.2.2`, which a relay also answers for the site's
  * own quota) after a day, a code whose class disagrees with the basic code (`554 4.7.1`), and a
- * relay's own `x.1.y`/`x.2.y` detail at RCPT (`550 5.1.90`). Such a refusal is now the address's
+ * relay's own `x.1.y`/`x.2.y` detail at RCPT (`550 5.1.90`), and "other address status" (`550 5.1.0`,
+ * which Postfix answers at RCPT for a sender address its domain does not list). Such a refusal is now the address's
  * only once the relay refused the same mail again after it took another one; a row keeps no
  * attempt but its last, so it counts as proven when another mail was sent between the mail's
  * queuing and its give-up (a day of retries on a relay that took other mail; never a give-up at
@@ -37,7 +38,7 @@ function whose(error: string | null): 'address' | 'site' | 'unproven' {
   const code = Number(basic);
   const [s, d] = [Number(subject), Number(detail)];
   if ((s === 1 && d > 10) || (s === 2 && d > 4)) return 'site';
-  if (category !== undefined && s === 1) return d === 7 || d === 8 ? 'site' : 'address';
+  if (category !== undefined && s === 1) return d === 7 || d === 8 ? 'site' : d === 0 ? 'unproven' : 'address';
   if (category !== undefined && s === 2) return d === 3 ? 'site' : d === 2 ? 'unproven' : 'address';
   if (category !== undefined && [3, 5, 6, 7].includes(s)) return 'site';
   if (Math.floor(code / 10) % 10 < 4 || command === 'DATA') return 'site';
