@@ -55,6 +55,11 @@ export interface AppOptions {
   logLevel?: string;
   /** Whether the start still checks a setting while the server listens (src/server.ts): /readyz answers 503 meanwhile. */
   startChecking?: (() => boolean) | undefined;
+  /**
+   * Settles once that check passed (src/server.ts; never, should it refuse the setting and the
+   * process stop, exit 2): the workers that write (deliveries, flushes) start then, not before.
+   */
+  startChecked?: Promise<void> | undefined;
   /** The demo app's client credentials; without them /demo-app says it is not configured. */
   demoApp?: DemoAppOptions | undefined;
   /** Where log lines go (standard output by default); tests read them. */
@@ -147,12 +152,20 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   });
   // Each listening instance delivers back-channel logouts, sends mail and marks hidden members'
   // posts; closing waits for their attempts to end, and for the work requests left running after their answers.
+  // Not while the start still checks a setting (`startChecked`): an instance that may yet stop
+  // for it (exit 2) sends no mail or logout, and writes nothing.
   deps.background.reportTo(app.log);
-  app.addHook('onListen', async () => {
+  let closing = false;
+  const startWorkers = () => {
+    if (closing) return;
     deps.logoutDeliveries.start(app.log);
     deps.mailDeliveries.start(app.log);
     deps.hiddenFlags.start(app.log);
     deps.countFlush.start(app.log);
+  };
+  app.addHook('onListen', async () => {
+    if (options.startChecked === undefined) startWorkers();
+    else void options.startChecked.then(startWorkers);
   });
   // Before the server stops taking connections and waits for the requests in flight. Closing
   // ends the connections idle now; one answering a request now would stay open for the whole
@@ -160,6 +173,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   // connection ends as soon as it falls idle. A request waiting for a document's fetch to start
   // is refused now rather than cut off at the grace's end.
   app.addHook('preClose', (done) => {
+    closing = true;
     app.server.keepAliveTimeout = 1;
     deps.clientDocuments.close();
     done();

@@ -45,6 +45,8 @@ export { prepareDatabase } from './base-deps.js';
 
 export interface Deps extends BaseDeps {
   readonly limiter: RateLimiter;
+  /** Whether REDIS_URL reaches a replica (src/redis/connect.ts, `reachesReplica`): /readyz answers 503 meanwhile. */
+  readonly redisReachesReplica: () => boolean;
   /**
    * The resource API's limits (src/core/api/limits.ts), one for every gate of the instance
    * (`/api/open/v1`, `/mcp`, `/userinfo`): an address refused at one is refused at all.
@@ -143,6 +145,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     images: sharpReencoder,
     background: new BackgroundTasks(),
     limiter,
+    redisReachesReplica: () => redis?.reachesReplica ?? false,
     apiLimits: new ApiLimits(limiter, settings.rateLimitPerMinute),
     tokenUses: new UsageRecorder(),
     metrics,

@@ -135,10 +135,13 @@ async function prepare(settings: Settings): Promise<{ created: DemoCredentials |
  * The kept demo, its app moved to this start's address if it is elsewhere. The move reads the
  * file again in the turn: another start may have moved it since. A file that needs no move is
  * taken as it is, without the turn (nearly every start): such a start is as if it had gone first.
+ * The move waits for REDIS_URL's check (`checked`): a start that stops for it (exit 2) never
+ * served, and leaves the demo app where a running instance has it (attack76).
  */
-async function keptDemoMoved(settings: Settings, deps: Pick<BaseDeps, 'database' | 'stores' | 'clock'>, stop: AbortSignal | undefined): Promise<DemoCredentials | undefined> {
+async function keptDemoMoved(settings: Settings, deps: Pick<BaseDeps, 'database' | 'stores' | 'clock'>, checked: Promise<void>, stop: AbortSignal | undefined): Promise<DemoCredentials | undefined> {
   const kept = await liveDemoCredentials(settings, deps.stores);
   if (!kept || !demoAppMoves(kept, settings.baseUrl)) return kept;
+  await checked;
   return inStartTurn(deps, async () => {
     const now = await liveDemoCredentials(settings, deps.stores);
     return now && moveDemoApp(deps.stores, deps.clock, { baseUrl: settings.baseUrl, credentials: now, keep: (moved) => saveDemoCredentials(settings, moved) });
@@ -154,9 +157,9 @@ async function keptDemoMoved(settings: Settings, deps: Pick<BaseDeps, 'database'
  * another start's move committed was taken for the record, and the demo app left at an address
  * its client did not have).
  */
-async function demoShown(settings: Settings, deps: Pick<BaseDeps, 'database' | 'stores' | 'clock'>, created: DemoCredentials | undefined, stop?: AbortSignal): Promise<DemoShown | undefined> {
+async function demoShown(settings: Settings, deps: Pick<BaseDeps, 'database' | 'stores' | 'clock'>, created: DemoCredentials | undefined, checked: Promise<void>, stop?: AbortSignal): Promise<DemoShown | undefined> {
   try {
-    const credentials = created ?? (settings.demo ? await keptDemoMoved(settings, deps, stop) : undefined);
+    const credentials = created ?? (settings.demo ? await keptDemoMoved(settings, deps, checked, stop) : undefined);
     const problem = settings.demo && credentials === undefined ? keptDemoProblem(settings) : undefined;
     if (problem) process.stderr.write(`Warning: the kept demo credentials in ${demoCredentialsPath(settings)} are ignored: ${problem}. The banner and the demo app go without them.\n`);
     // A demo account since suspended, banned or deleted (the staff's or `svc user set-status`) no
@@ -214,6 +217,7 @@ async function serve(settings: Settings, hooks: ProcessHooks, redisCheck: RedisS
   const at = demoAppAddresses(settings.baseUrl);
   const app = await buildApp(deps, {
     startChecking: redisCheck.checking,
+    startChecked: redisCheck.checked,
     demoApp: demo && {
       issuer: settings.baseUrl,
       clientId: demo.confidentialClient.clientId,
@@ -223,7 +227,12 @@ async function serve(settings: Settings, hooks: ProcessHooks, redisCheck: RedisS
     },
   });
   await listenOn(app, settings.host, 'PORT', settings.port);
-  const stopJanitor = scheduleJanitor(deps, app.log);
+  const stopped = new AbortController();
+  // As the app's workers (`buildApp`): nothing written before REDIS_URL passed its check.
+  let stopJanitor = () => {};
+  void redisCheck.checked.then(() => {
+    if (!stopped.signal.aborted) stopJanitor = scheduleJanitor(deps, app.log);
+  });
   // Under WORKERS=N the primary serves every worker's metrics merged; a worker only answers it
   // (prom-client starts answering when an AggregatorRegistry is made in the worker).
   if (cluster.isWorker) {
@@ -232,7 +241,6 @@ async function serve(settings: Settings, hooks: ProcessHooks, redisCheck: RedisS
   }
   const metrics = cluster.isWorker ? undefined : await serveMetrics(settings, deps.metrics.registry);
 
-  const stopped = new AbortController();
   const stop = async (signal: string) => {
     if (stopped.signal.aborted) return;
     stopped.abort();
@@ -315,10 +323,10 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<
  * (never the URL, which may hold the password): a database number it does not have, credentials
  * it does not take, an ACL user that may not run the service's commands, or a Redis with one of
  * them renamed away, or a replica (by its ROLE, or READONLY to the service's writes), whose data
- * its primary replaces. The counters would otherwise go to memory for ever, or to another
- * deployment's database 0. A Redis that does not answer at start is no setting at fault: the
- * server counts in memory until it does (src/redis/connect.ts), and never counts in another
- * database than the one named.
+ * its primary replaces, or a Sentinel (by its ROLE), which serves no data. The counters would
+ * otherwise go to memory for ever, or to another deployment's database 0. A Redis that does not
+ * answer at start is no setting at fault: the server counts in memory until it does
+ * (src/redis/connect.ts), and never counts in another database than the one named.
  */
 function refuseBadRedisSettings(checked: RedisCheck): void {
   if (checked.outcome !== 'refused') return;
@@ -327,6 +335,7 @@ function refuseBadRedisSettings(checked: RedisCheck): void {
     credentials: `this Redis refuses its credentials (${checked.reason}); give the password Redis requires, and the ACL user it belongs to if not the default: redis://[USER]:PASSWORD@HOST:PORT`,
     permissions: `this Redis's user may not run the service's commands (${checked.reason}); it needs EVAL, EVALSHA, GET, SET, INCR, DECR, EXISTS and EXPIRE, none renamed, on the keys svc:*`,
     replica: `it names a replica (${checked.reason}); it must name the primary`,
+    sentinel: `it names a Redis Sentinel (${checked.reason}), which serves no data and which the service does not ask; it must name the primary itself, redis://HOST:PORT, by an address a failover moves to the new primary (a DNS name, a proxy)`,
   }[checked.refused];
   process.stderr.write(`invalid setting REDIS_URL: ${why}\n`);
   process.exit(2);
@@ -335,6 +344,7 @@ function refuseBadRedisSettings(checked: RedisCheck): void {
 /** The start's check of REDIS_URL: whether it is still under way (`checking`), and its end. */
 interface RedisSettingsCheck {
   checking(): boolean;
+  /** Settles once REDIS_URL passed, or the check was given up after its wait; never on a refusal (exit 2). */
   checked: Promise<void>;
 }
 
@@ -347,8 +357,11 @@ const REDIS_CHECKED: RedisSettingsCheck = { checking: () => false, checked: Prom
  * might restart the process for as long as Redis loads. Meanwhile /readyz answers 503, so no
  * traffic comes to an instance that may yet stop for a bad setting (exit 2, as at start); once
  * checked, or after those 30 s, it is ready (still not ready, Redis is met as at run time).
+ * A refusal found meanwhile stops the process only once `prepared` settles: an exit in the middle
+ * of `prepare` would cut short the migrations' turn, or a new database's demo before its
+ * credentials are kept (`saveDemoCredentials`), and the next start would show none.
  */
-async function checkRedisSettings(settings: Settings): Promise<RedisSettingsCheck> {
+async function checkRedisSettings(settings: Settings, prepared: Promise<void>): Promise<RedisSettingsCheck> {
   if (settings.redisUrl === undefined) return REDIS_CHECKED;
   const url = settings.redisUrl;
   const first = await checkRedisDatabase(url, REDIS_USES, undefined, 0);
@@ -357,7 +370,8 @@ async function checkRedisSettings(settings: Settings): Promise<RedisSettingsChec
     return REDIS_CHECKED;
   }
   let checking = true;
-  const checked = checkRedisDatabase(url, REDIS_USES, undefined, undefined, true).then((later) => {
+  const checked = checkRedisDatabase(url, REDIS_USES, undefined, undefined, true).then(async (later) => {
+    await prepared;
     refuseBadRedisSettings(later);
     checking = false;
   });
@@ -410,8 +424,10 @@ async function start(hooks: ProcessHooks): Promise<void> {
     await serve(settings, hooks, primaryRedisCheck(settings));
     return;
   }
-  const redisCheck = await checkRedisSettings(settings);
-  const { created, accounts, schema } = await prepare(settings);
+  let preparedNow = () => {};
+  const prepared = new Promise<void>((resolve) => { preparedNow = resolve; });
+  const redisCheck = await checkRedisSettings(settings, prepared);
+  const { created, accounts, schema } = await prepare(settings).finally(preparedNow);
   let demo: DemoShown | undefined;
   if (settings.workers > 1) {
     await supervise(settings, redisCheck);
@@ -419,14 +435,14 @@ async function start(hooks: ProcessHooks): Promise<void> {
     await serveMetrics(settings, { contentType: workers.contentType, metrics: () => workers.clusterMetrics() });
     const deps = createBaseDeps(settings);
     try {
-      demo = await demoShown(settings, deps, created);
+      demo = await demoShown(settings, deps, created, redisCheck.checked);
     } finally {
       await deps.close();
     }
   } else {
     // The server's own connection: the move needs no other.
     const served = await serve(settings, hooks, redisCheck);
-    demo = await demoShown(settings, served.deps, created, served.stopped);
+    demo = await demoShown(settings, served.deps, created, redisCheck.checked, served.stopped);
     // A signal during the move: the log says "shutting down", and no banner invites a visit.
     if (served.stopped.aborted) return;
   }

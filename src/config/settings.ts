@@ -248,6 +248,11 @@ function redis(env: Env): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   const accepts = 'redis://… or rediss://…, with a database number after the port when one is given (redis://host:6379/2)';
   const shown = withoutCredentials(raw);
+  // Sentinel's own URLs (ioredis's `sentinels` option, other clients' `redis-sentinel://`): the
+  // service asks no Sentinel, and would read one as a Redis (docs/operations.md, "Metrics and alerts").
+  if (/^(?:redis-)?sentinels?:\/\//i.test(raw)) {
+    throw new SettingsError(`invalid setting REDIS_URL=${JSON.stringify(shown)}: the service does not ask Redis Sentinel where the primary is; set REDIS_URL to the primary itself, redis://HOST:PORT or rediss://…, by an address a failover moves to the new primary (a DNS name, a proxy)`);
+  }
   if (!/^rediss?:\/\/.+/.test(raw)) invalid('REDIS_URL', shown, accepts);
   // The path is the database (0 when none): the one way to keep two deployments apart in one Redis.
   let path: string;

@@ -34,8 +34,9 @@
  * (`NOPERM`: REDIS_URL's ACL user changed since the start) is no outage and is logged as what it
  * is, once: only the user refused (`RedisUse`) keeps to its fallback, the other to Redis, and
  * what it sends is tried again every 2 s until Redis allows it. A write refused as a replica
- * (`READONLY`: failed over), or a new connection's probe that finds one by its ROLE (a replica
- * that takes writes), is logged as such, once; Redis is skipped meanwhile, and each new
+ * (`READONLY`: failed over), or a new connection's probe or the ROLE asked every 2 s on the
+ * connection in use that finds one by its role (a replica that takes writes), is logged as such,
+ * once; Redis is skipped meanwhile (`reachesReplica`: /readyz answers 503), and each new
  * connection, every 2 s, is probed as after an outage.
  * docs/operations.md, "Metrics and alerts".
  */
@@ -164,7 +165,7 @@ function refusedCommand(error: unknown): Refusal | undefined {
 }
 
 /**
- * Whether `error` is a replica's answer: its role (`replicaRole`), `READONLY` to a write, or
+ * Whether `error` is a replica's answer: its role (`wrongRole`), `READONLY` to a write, or
  * `MASTERDOWN` from one cut off from its primary, alone or, before Redis 7, inside a script's
  * error (`ERR Error running script … -READONLY …`). At start REDIS_URL names a replica; running, a failover left the old primary
  * one, while REDIS_URL's name points at the new primary.
@@ -175,36 +176,49 @@ function answeredAsReplica(error: unknown): boolean {
 
 const ANSWERED_AS_REPLICA: Refusal = { what: 'REDIS_URL reaches a replica', until: 'it reaches a primary', again: 'REDIS_URL reaches a primary again' };
 
-/** A Redis that says it is a replica (`replicaRole`), with its answer to ROLE. */
+/** A Redis that says it is a replica (`wrongRole`), with its answer to ROLE. */
 class ReplicaRole extends Error {}
 
 /**
- * A replica's answer to ROLE, `undefined` from a primary. A replica set `replica-read-only no`
+ * A Sentinel that says so to ROLE (`wrongRole`): REDIS_URL names the monitor of a primary, which
+ * serves no data (it refuses EVAL as an unknown command, which would read as one renamed away).
+ */
+class SentinelRole extends Error {}
+
+/**
+ * What ROLE tells of a Redis the service may not use: a replica's role, or a Sentinel's;
+ * `undefined` from a primary. A replica set `replica-read-only no`
  * takes writes and answers no READONLY, yet its primary replaces them at the next sync, and the
  * instances on the primary count apart meanwhile: only its role tells it. A user that may not run
  * ROLE (ACL without `@admin` or `@dangerous`, as managed Redis often has it), or a Redis that
  * renamed it, tells nothing: a replica is then known by its READONLY alone, so a writable one is
  * taken for a primary (docs/operations.md). Any other failure is its writes' too (`sendChecks`).
  */
-async function replicaRole(client: Redis): Promise<ReplicaRole | undefined> {
-  const role: unknown = await client.role().catch(() => undefined);
+async function wrongRole(client: Redis): Promise<ReplicaRole | SentinelRole | undefined> {
+  return wrongRoleIn(await client.role().catch(() => undefined));
+}
+
+/** `wrongRole`, from Redis's answer to ROLE (`undefined` when it gave none). */
+function wrongRoleIn(role: unknown): ReplicaRole | SentinelRole | undefined {
+  if (!Array.isArray(role)) return undefined;
+  if (role[0] === 'sentinel') return new SentinelRole(`ROLE answers sentinel, monitoring ${Array.isArray(role[1]) && role[1].length > 0 ? role[1].map(String).join(', ') : 'no primary'}`);
   // Redis and Valkey answer `slave`; Dragonfly's replica answers `replica`.
-  if (!Array.isArray(role) || (role[0] !== 'slave' && role[0] !== 'replica')) return undefined;
+  if (role[0] !== 'slave' && role[0] !== 'replica') return undefined;
   return new ReplicaRole(`ROLE answers ${String(role[0])}, of ${String(role[1])}:${String(role[2])}`);
 }
 
 /**
  * What the start's check and a new connection's probe send: ROLE and what `uses` send
- * (`sendUses`), in one round trip. Rejects with a replica's role before any answer to its writes,
- * which a writable replica takes.
+ * (`sendUses`), in one round trip. Rejects with a replica's or a Sentinel's role before any
+ * answer to its writes, which a writable replica takes.
  */
 async function sendChecks(client: Redis, uses: readonly RedisUse[]): Promise<Array<Error | undefined>> {
-  const role = replicaRole(client);
+  const role = wrongRole(client);
   const sent = sendUses(client, uses);
-  const replica = await role;
-  if (replica === undefined) return sent;
+  const wrong = await role;
+  if (wrong === undefined) return sent;
   sent.catch(() => {});
-  throw replica;
+  throw wrong;
 }
 
 /**
@@ -227,7 +241,10 @@ const NOT_READY_AGAIN_MS = 250;
 export type RedisCheck =
   | { outcome: 'ok' | 'unreachable' }
   | { outcome: 'not ready'; reason: string }
-  | { outcome: 'refused'; refused: 'database' | 'credentials' | 'permissions' | 'replica'; reason: string; db: number };
+  | { outcome: 'refused'; refused: RedisRefusal; reason: string; db: number };
+
+/** What of REDIS_URL the start's check found refused (`RedisCheck`). */
+export type RedisRefusal = 'database' | 'credentials' | 'permissions' | 'replica' | 'sentinel';
 
 /**
  * Whether the Redis at `url` takes what REDIS_URL names, asked on a connection of its own:
@@ -262,7 +279,7 @@ async function checkOnce(url: string, uses: readonly RedisUse[], timeoutMs: numb
   try {
     return await new Promise((resolve) => {
       cancel = afterLoopTime(timeoutMs, () => resolve({ outcome: 'unreachable' }));
-      const refused = (what: 'database' | 'credentials' | 'permissions' | 'replica', error: Error) => resolve({ outcome: 'refused', refused: what, reason: error.message, db });
+      const refused = (what: RedisRefusal, error: Error) => resolve({ outcome: 'refused', refused: what, reason: error.message, db });
       client.on('error', (error: Error) => {
         // BUSY answers the handshake's SELECT too: no database refused.
         if (notReady(error)) return resolve({ outcome: 'not ready', reason: error.message });
@@ -280,6 +297,7 @@ async function checkOnce(url: string, uses: readonly RedisUse[], timeoutMs: numb
           (error: Error) => {
             if (notReady(error)) resolve({ outcome: 'not ready', reason: error.message });
             else if (answeredAsReplica(error)) refused('replica', error);
+            else if (error instanceof SentinelRole) refused('sentinel', error);
             // Any other answer (out of memory, writes paused) is Redis's state now, no setting at fault.
             else resolve({ outcome: 'ok' });
           },
@@ -370,6 +388,14 @@ const PROBE_AGAIN_MS = 1000;
 /** How often what a refused use sends is tried again (`recheckLater`), as a refused connection is made again. */
 const REFUSED_AGAIN_MS = 2000;
 
+/**
+ * How often ROLE is asked on the connection in use (`askRoleLater`): a primary demoted by hand
+ * (`REPLICAOF` keeps its clients) and set `replica-read-only no` takes the service's writes
+ * without a READONLY, and its new primary replaces them at the next sync; asked every 2 s, the
+ * writes lost so are at most those 2 s'.
+ */
+const ROLE_AGAIN_MS = 2000;
+
 export class GuardedRedis {
   readonly client: Redis;
   private readonly logger: RedisLogger | undefined;
@@ -404,6 +430,10 @@ export class GuardedRedis {
   /** Connections closed so far: a failure on a connection since closed is not news. */
   private closes = 0;
   private readonly recoveryListeners = new Set<() => void>();
+  /** The next ask of ROLE on the connection in use (`askRoleLater`). */
+  private roleTimer: NodeJS.Timeout | undefined;
+  /** Redis refused ROLE (`refusedCommand`): no more asks of it on the connection in use. */
+  private roleRefused = false;
 
   constructor(url: string, options: GuardedRedisOptions) {
     const timeout = (this.timeout = options.commandTimeoutMs ?? 500);
@@ -476,6 +506,33 @@ export class GuardedRedis {
       }
       this.recovered();
     });
+    this.askRoleLater();
+  }
+
+  /**
+   * Asks ROLE on the connection in use in 2 s (`ROLE_AGAIN_MS`), and so on, as a command with its
+   * timeout: a replica's answer is met as a READONLY is (`failed`: told, Redis skipped, the
+   * connection made again until it reaches a primary). Not in an outage, nor while Redis refuses
+   * a replica: a new connection's probe asks it then, and ROLE, which Redis runs while LOADING,
+   * would end an outage that still lasts. Decided over ioredis's `reconnectOnError` for READONLY,
+   * which resends the command: each was answered from its fallback already, and a count sent
+   * again would count twice. A ROLE refused (an ACL user without it, a Redis that renamed it) tells
+   * nothing, and asked again every 2 s would fill Redis's ACL LOG: it is asked no more, and a
+   * replica is told by its READONLY alone (each new connection's probe still asks it).
+   */
+  private askRoleLater(): void {
+    this.roleTimer = setTimeout(async () => {
+      if (this.usable && !this.degraded && this.client.status === 'ready') {
+        await this.send(async () => {
+          const role: unknown = await this.client.role().catch((error: unknown) => {
+            if (refusedCommand(error) !== undefined) this.roleRefused = true;
+          });
+          const wrong = wrongRoleIn(role);
+          if (wrong !== undefined) throw wrong;
+        });
+      }
+      if (!this.closed && !this.roleRefused) this.askRoleLater();
+    }, ROLE_AGAIN_MS).unref();
   }
 
   /**
@@ -544,6 +601,11 @@ export class GuardedRedis {
   /** Whether an outage was noticed and Redis has not answered since. */
   get isDegraded(): boolean {
     return this.degraded;
+  }
+
+  /** Whether Redis was last found a replica (its ROLE or READONLY), and no primary has answered since. */
+  get reachesReplica(): boolean {
+    return this.refusalTold === ANSWERED_AS_REPLICA;
   }
 
   /** Whether `use` keeps to its fallback: in an outage, or while Redis refuses it. */
@@ -721,6 +783,7 @@ export class GuardedRedis {
 
   close(): void {
     this.closed = true;
+    clearTimeout(this.roleTimer);
     this.stopTimingConnection();
     this.client.disconnect();
   }

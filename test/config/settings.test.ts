@@ -128,6 +128,14 @@ test('REDIS_URL\'s path is a database number, or nothing', () => {
   }
 });
 
+test('a Sentinel REDIS_URL (sentinel://, redis-sentinel://) is refused with one line saying Sentinel is not asked and what to set, its password not shown', () => {
+  for (const REDIS_URL of ['sentinel://:secret-pw@10.0.0.5:26379/mymaster', 'redis-sentinel://10.0.0.5:26379,10.0.0.6:26379', 'SENTINELS://10.0.0.5:26379']) {
+    const shown = REDIS_URL.replace(':secret-pw@', '…@');
+    assert.throws(() => loadSettings({ REDIS_URL }), (e: unknown) => e instanceof SettingsError
+      && e.message === `invalid setting REDIS_URL=${JSON.stringify(shown)}: the service does not ask Redis Sentinel where the primary is; set REDIS_URL to the primary itself, redis://HOST:PORT or rediss://…, by an address a failover moves to the new primary (a DNS name, a proxy)`, REDIS_URL);
+  }
+});
+
 test('the KEYS_SECRET value never appears in its error', () => {
   assert.throws(() => loadSettings({ KEYS_SECRET: 'hunter2' }), (e: unknown) => !(e as Error).message.includes('hunter2'));
 });

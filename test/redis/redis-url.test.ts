@@ -5,19 +5,28 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import SQLite from 'better-sqlite3';
 import type { Redis } from 'ioredis';
+import { loadSettings } from '../../src/config/settings.js';
+import { demoCredentialsPath } from '../../src/demo.js';
 import { REDIS_USES } from '../../src/deps.js';
 import { RedisRateLimiter, rateLimiterUse } from '../../src/ratelimit/redis.js';
 import { checkRedisDatabase, GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
 import { RedisReplayStore } from '../../src/replay/redis.js';
-import { temporarySqlitePath } from '../support/databases.js';
+import { openDatabase } from '../../src/storage/database.js';
+import { migrateToLatest } from '../../src/storage/migrate.js';
+import { prepareMigrationTurnFile } from '../../src/storage/sqlite-migration-turn.js';
+import { createStores } from '../../src/storage/stores.js';
+import { startTestApp } from '../support/app.js';
+import { temporarySqliteDatabase, temporarySqlitePath } from '../support/databases.js';
 import { compiled, run, SERVICE_ENTRY } from '../support/processes.js';
-import { type ScratchRedis, holdEventLoop, redisUrl, scratchRedis, skipWithoutRedis, skipWithoutRedisServer, uniqueKeyPrefix } from '../support/redis.js';
+import { type ScratchRedis, fakeRedis, holdEventLoop, redisUrl, scratchRedis, scratchSentinel, skipWithoutRedis, skipWithoutRedisServer, uniqueKeyPrefix } from '../support/redis.js';
+import { TestSmtpServer } from '../support/smtp.js';
 import { freePort } from '../support/instances.js';
 import { TcpRelay } from '../support/relay.js';
 import { until } from '../support/eventually.js';
@@ -457,6 +466,51 @@ test('a Redis that becomes a replica taking writes (replica-read-only no) in a f
   }
 });
 
+test('a REDIS_URL naming a Redis Sentinel stops the start with one line saying so and what to set instead, exit 2: the Sentinel says so to ROLE', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
+  const primary = await scratchRedis('--dir', dir);
+  const sentinel = await scratchSentinel(dir, primary.port);
+  try {
+    assert.match(sentinel.command('', 'ROLE'), /^sentinel\n/);
+    const { code, output } = await startedOn(`redis://127.0.0.1:${sentinel.port}`);
+    assert.equal(code, 2, output);
+    assert.equal(output, 'invalid setting REDIS_URL: it names a Redis Sentinel (ROLE answers sentinel, monitoring mymaster), which serves no data and which the service does not ask; it must name the primary itself, redis://HOST:PORT, by an address a failover moves to the new primary (a DNS name, a proxy)\n');
+  } finally {
+    await sentinel.stop();
+    await primary.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a Redis demoted to a replica that takes writes (replica-read-only no) without closing its clients is told by the ROLE asked on the connection in use: /readyz answers 503 naming it, limits count in memory, until it is a primary again', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
+  const [first, second] = [await scratchRedis('--dir', dir), await scratchRedis('--dir', dir, '--repl-diskless-sync-delay', '0')];
+  const t = await startTestApp(temporarySqliteDatabase(), { env: { REDIS_URL: `redis://127.0.0.1:${first.port}` } });
+  const readiness = async () => {
+    const answer = await fetch(`${t.baseUrl}/readyz`);
+    return { status: answer.status, checks: (await answer.json() as { checks: Record<string, string> }).checks };
+  };
+  try {
+    await until(async () => (await readiness()).checks.rateLimiter === 'redis');
+    assert.equal((await readiness()).status, 200);
+    // Demoted by hand: its clients stay connected, and it answers their writes.
+    assert.equal(first.command('', 'CONFIG', 'SET', 'replica-read-only', 'no'), 'OK');
+    assert.equal(first.command('', 'REPLICAOF', '127.0.0.1', String(second.port)), 'OK');
+    await until(async () => (await readiness()).status === 503);
+    const { checks } = await readiness();
+    assert.match(checks.redis ?? '', /^replica: REDIS_URL reaches a replica/);
+    assert.equal(checks.rateLimiter, 'degraded');
+    assert.equal(first.command('', 'REPLICAOF', 'NO', 'ONE'), 'OK');
+    await until(async () => (await readiness()).status === 200);
+    assert.equal((await readiness()).checks.redis, undefined);
+  } finally {
+    await t.close();
+    await first.stop();
+    await second.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 /**
  * A Redis that once started is LOADING its dataset for about `seconds` (a key a millisecond,
  * answering clients in between), with `args`; the dataset is saved in `dir`.
@@ -701,5 +755,81 @@ test('a Redis BUSY with a script when a connection is made once running is logge
     shared?.close();
     looping.disconnect();
     await busy.stop();
+  }
+});
+
+test('a REDIS_URL refused while the start prepares a new database stops the start once the preparation is done, not in its middle: the demo is seeded and its credentials kept, exit 2', { timeout: 120_000 }, async () => {
+  compiled();
+  // LOADING to the start's first check, so the check goes on while the database is prepared; a replica to the next.
+  const replica = await fakeRedis((command, connection) => {
+    if (connection === 0) return '-LOADING Redis is loading the dataset in memory\r\n';
+    return command[0]?.toUpperCase() === 'ROLE' ? '*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:6390\r\n$9\r\nconnected\r\n:0\r\n' : '+OK\r\n';
+  });
+  const path = temporarySqlitePath();
+  writeFileSync(path, '');
+  // Another start's migration turn, held until the check has found the replica: the preparation waits for it meanwhile.
+  const turn = new SQLite(prepareMigrationTurnFile(path));
+  turn.exec('BEGIN EXCLUSIVE');
+  const server = run(process.execPath, [SERVICE_ENTRY], { DATABASE_URL: `sqlite:${path}`, PORT: String(await freePort()), REDIS_URL: `redis://127.0.0.1:${replica.port}`, LOG_LEVEL: 'warn' });
+  try {
+    // Both checks' connections closed, the second's after ROLE answered a replica: the refusal is known.
+    await until(() => replica.closed() === 2);
+    assert.ok(replica.sent.some(({ connection, command }) => connection === 1 && command[0]?.toUpperCase() === 'ROLE'));
+    turn.exec('ROLLBACK');
+    assert.equal(await server.exited, 2, server.output());
+    assert.match(server.output(), /(?:^|\n)invalid setting REDIS_URL: it names a replica \(ROLE answers slave, of 127\.0\.0\.1:6390\); it must name the primary\n$/);
+    assert.ok(existsSync(demoCredentialsPath(loadSettings({ DATABASE_URL: `sqlite:${path}` }))), 'the new demo\'s credentials kept');
+  } finally {
+    if (server.child.exitCode === null) server.child.kill('SIGTERM');
+    await server.exited;
+    turn.close();
+    await replica.stop();
+  }
+});
+
+test('while the start checks REDIS_URL on a Redis LOADING its dataset, the instance writes nothing: a queued mail is not sent nor the kept demo app moved to its address by one that then stops for a refusal (exit 2); one whose REDIS_URL passes does both', { skip: skipWithoutRedisServer, timeout: 120_000 }, async () => {
+  compiled();
+  const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
+  const path = temporarySqlitePath();
+  const kept = demoCredentialsPath(loadSettings({ DATABASE_URL: `sqlite:${path}` }));
+  const demoAppAt = () => (JSON.parse(readFileSync(kept, 'utf8')) as { confidentialClient: { redirectUri: string } }).confidentialClient.redirectUri;
+  const smtp = await TestSmtpServer.start();
+  const start = async (port: number, env: Record<string, string> = {}) => run(process.execPath, [SERVICE_ENTRY], {
+    DATABASE_URL: `sqlite:${path}`, PORT: String(port), SMTP_URL: smtp.url, MAIL_DELIVERY_INTERVAL: '1', LOG_LEVEL: 'warn', ...env,
+  });
+  // The demo seeded by a start on another port, and a mail queued since.
+  const first = await freePort();
+  const seeding = await start(first);
+  await seeding.waitFor(/Listening on /);
+  seeding.child.kill('SIGTERM');
+  assert.equal(await seeding.exited, 0, seeding.output());
+  assert.match(demoAppAt(), new RegExp(`^http://localhost:${first}/`));
+  const database = openDatabase({ kind: 'sqlite', path });
+  const mail = { to: 'someone@example.test', userId: null, kind: 'noticePasswordChanged', subject: 'Queued before the start', text: 'Sent by a started instance.', html: null, language: 'en' } as const;
+  assert.equal(await createStores(database.db, database.queries).mailOutbox.enqueue(mail, Date.now()), true);
+  await database.close();
+  const redis = await loadingRedis(dir, 6, '--user', 'no-evalsha', 'on', '>no-evalsha-password', '~*', '+@all', '-evalsha');
+  const second = await freePort();
+  const refused = await start(second, { REDIS_URL: `redis://no-evalsha:no-evalsha-password@127.0.0.1:${redis.port}` });
+  try {
+    assert.equal(await refused.exited, 2, refused.output());
+    assert.deepEqual(smtp.received, [], 'no mail sent by the instance that stopped');
+    assert.match(demoAppAt(), new RegExp(`^http://localhost:${first}/`), 'the demo app left where the first start had it');
+    const taken = await start(second, { REDIS_URL: `redis://127.0.0.1:${redis.port}` });
+    try {
+      await taken.waitFor(/Listening on /);
+      assert.match(demoAppAt(), new RegExp(`^http://localhost:${second}/`));
+      await until(() => smtp.to(mail.to).length === 1);
+      assert.deepEqual(smtp.to(mail.to).map((sent) => sent.subject), [mail.subject]);
+    } finally {
+      taken.child.kill('SIGTERM');
+      await taken.exited;
+    }
+  } finally {
+    if (refused.child.exitCode === null) refused.child.kill('SIGTERM');
+    await refused.exited;
+    await smtp.stop();
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -5,7 +5,9 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { connect } from 'node:net';
+import { writeFileSync } from 'node:fs';
+import { type Socket, connect, createServer } from 'node:net';
+import { join } from 'node:path';
 import { freePort } from './ports.js';
 
 export const redisUrl = process.env.TEST_REDIS_URL || undefined;
@@ -52,9 +54,24 @@ export interface ScratchRedis {
 }
 
 /** Starts `redis-server` on a free port with `args` (`--requirepass x`), once it accepts connections. */
-export async function scratchRedis(...args: string[]): Promise<ScratchRedis> {
+export function scratchRedis(...args: string[]): Promise<ScratchRedis> {
+  return startRedisServer([], args);
+}
+
+/**
+ * Starts Redis Sentinel on a free port, monitoring the primary on `primaryPort` (as `mymaster`):
+ * its configuration is written in `dir`, which Sentinel rewrites.
+ */
+export function scratchSentinel(dir: string, primaryPort: number): Promise<ScratchRedis> {
+  const config = join(dir, 'sentinel.conf');
+  writeFileSync(config, `sentinel monitor mymaster 127.0.0.1 ${primaryPort} 1\n`);
+  return startRedisServer([config, '--sentinel'], []);
+}
+
+/** `redis-server` with `leading` (a configuration file comes first), on a free port, then `args`. */
+async function startRedisServer(leading: string[], args: string[]): Promise<ScratchRedis> {
   const port = await freePort();
-  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args], { stdio: 'ignore' });
+  const server = spawn('redis-server', [...leading, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args], { stdio: 'ignore' });
   const exited = new Promise((resolve) => server.once('exit', resolve));
   const stop = async () => {
     server.kill('SIGTERM');
@@ -72,4 +89,79 @@ export async function scratchRedis(...args: string[]): Promise<ScratchRedis> {
     stop,
     command: (password, ...command) => spawnSync('redis-cli', ['-p', String(port), '--no-auth-warning', '-a', password, ...command], { encoding: 'utf8' }).stdout.trim(),
   };
+}
+
+/** A command a `FakeRedis` was sent, with the connection it came on (0 the first). */
+export interface FakeRedisCommand {
+  connection: number;
+  command: string[];
+}
+
+/** A server that speaks Redis's protocol (RESP) as a test makes it answer (`fakeRedis`). */
+export interface FakeRedis {
+  port: number;
+  /** Every command sent so far, in order. */
+  readonly sent: FakeRedisCommand[];
+  /** How many connections the client closed so far. */
+  closed(): number;
+  stop(): Promise<void>;
+}
+
+/**
+ * A Redis of the test's making on a free port, for what no Redis does on demand (a LOADING answer
+ * to one connection, a replica's role to the next): `answer` gives the raw RESP reply to each
+ * command of the connection numbered `connection` (0 the first).
+ */
+export async function fakeRedis(answer: (command: string[], connection: number) => string): Promise<FakeRedis> {
+  const sent: FakeRedisCommand[] = [];
+  const sockets = new Set<Socket>();
+  let connections = 0;
+  let closed = 0;
+  const server = createServer((socket) => {
+    const connection = connections++;
+    sockets.add(socket);
+    socket.on('close', () => { closed++; sockets.delete(socket); });
+    socket.on('error', () => {});
+    let buffer = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => {
+      buffer = Buffer.concat([buffer, chunk]);
+      for (let command = parseCommand(buffer); command !== undefined; command = parseCommand(buffer)) {
+        buffer = buffer.subarray(command.length);
+        sent.push({ connection, command: command.args });
+        socket.write(answer(command.args, connection));
+      }
+    });
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    port,
+    sent,
+    closed: () => closed,
+    stop: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** The first whole command in `buffer` (an array of bulk strings, as clients send) and its length in bytes; `undefined` until it is all there. */
+function parseCommand(buffer: Buffer): { args: string[]; length: number } | undefined {
+  const line = (from: number) => {
+    const end = buffer.indexOf('\r\n', from);
+    return end === -1 ? undefined : { text: buffer.toString('latin1', from, end), next: end + 2 };
+  };
+  const head = line(0);
+  if (head === undefined) return undefined;
+  const args: string[] = [];
+  let at = head.next;
+  for (let i = 0; i < Number(head.text.slice(1)); i++) {
+    const size = line(at);
+    if (size === undefined) return undefined;
+    const end = size.next + Number(size.text.slice(1));
+    if (buffer.length < end + 2) return undefined;
+    args.push(buffer.toString('utf8', size.next, end));
+    at = end + 2;
+  }
+  return { args, length: at };
 }
