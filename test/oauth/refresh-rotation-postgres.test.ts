@@ -2,9 +2,10 @@
  * A refresh token's rotation on PostgreSQL (`TokenStore.rotate`): the token, its grant and user
  * are read, the new pair made and the id_token signed from that read, then one statement takes
  * the token and stores the pair only while the token, its grant and its user are still live
- * (docs/performance.md, decision 63). So no row is held locked while a signature is made, and an
- * account that ends while it is made gets no tokens from it. PostgreSQL only: SQLite rotates in
- * the transaction that holds its one connection, where nothing can come between.
+ * (docs/performance.md, decision 63). So no row is held locked while a signature is made, an
+ * account that ends while it is made gets no tokens from it, and a grant revoked while that
+ * statement waits on its row is not marked used. PostgreSQL only: SQLite rotates in the
+ * transaction that holds its one connection, where nothing can come between.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -14,7 +15,7 @@ import { hashSecret } from '../../src/core/credentials/formats.js';
 import { ACCOUNT_NOT_ACTIVE } from '../../src/core/errors.js';
 import type { KeySet } from '../../src/core/oidc/key-ring.js';
 import type { TestApp } from '../support/app.js';
-import { onPostgres } from '../support/databases.js';
+import { onPostgres, untilWaitedOn } from '../support/databases.js';
 import { clientFields, newClient, obtainTokens, signedInBrowser, startOAuthApp, tokenRequest } from './helpers.js';
 
 onPostgres('a refresh token\'s rotation on PostgreSQL', (database) => {
@@ -92,5 +93,26 @@ onPostgres('a refresh token\'s rotation on PostgreSQL', (database) => {
     const made = await monitor.query<{ n: number }>(
       'select (select count(*) from refresh_tokens where grant_id = $1)::int + (select count(*) from access_tokens where grant_id = $1)::int as n', [grantId]);
     assert.equal(made.rows[0]!.n, 2, 'no new token under the grant');
+  });
+
+  test('a refresh admitted before its grant\'s revocation, whose write waits for it, records no use of the revoked grant', { timeout: 60_000 }, async () => {
+    const { grantId, refresh } = await withTokens();
+    // The grant's "last used" is due again: the refresh comes two minutes after the code's exchange.
+    t.clock.advance(120_000);
+    const usedBefore = await monitor.query<{ last_used_at: string }>('select last_used_at from grants where id = $1', [grantId]);
+    await monitor.query('begin');
+    let answer: Promise<Response> | undefined;
+    try {
+      await monitor.query(`update grants set revoked_at = $1, revoked_reason = 'consent_withdrawn' where id = $2`, [t.clock.now(), grantId]);
+      answer = refresh();
+      // The rotation's statement, its snapshot taken before the revocation commits, waits on the grant's row.
+      await untilWaitedOn(monitor);
+      await monitor.query('commit');
+    } finally {
+      await monitor.query('rollback').catch(() => undefined);
+    }
+    assert.equal((await answer).status, 200, 'admitted before the revocation');
+    const usedAfter = await monitor.query<{ last_used_at: string }>('select last_used_at from grants where id = $1', [grantId]);
+    assert.equal(usedAfter.rows[0]!.last_used_at, usedBefore.rows[0]!.last_used_at, 'the revoked grant\'s last use stays before its revocation');
   });
 });

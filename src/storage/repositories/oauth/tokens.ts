@@ -102,9 +102,15 @@ const TOKEN_COLUMNS = Object.keys(TOKEN_ROW) as Array<keyof typeof TOKEN_ROW>;
 /** Inserts one token's row (its columns, in `tokenValues`' order) for each row of `live` (PostgreSQL): none when the write before it gives none. */
 export const insertTokenIfLive = (table: 'access_tokens' | 'refresh_tokens') => (w: QueryCreator<any>) => w.insertInto(table).columns(TOKEN_COLUMNS)
   .expression((eb: any) => eb.selectFrom('live').select((s: any) => TOKEN_COLUMNS.map((column) => s.val(TOKEN_ROW[column]).as(column))));
-/** The "last used" of the grant of each row of `live` (PostgreSQL): its time, then `touchGrant`'s condition (the time again: forward only), then whether it is due. */
+/**
+ * The "last used" of the grant of each row of `live` (PostgreSQL): its time, then `touchGrant`'s
+ * condition (the time again: forward only), then whether it is due. Never on a revoked grant, as
+ * `touchGrant`: `live` saw the grant as of the statement's start, and a revocation that held the
+ * row meanwhile is waited for, then its row checked again.
+ */
 export const touchLiveGrant = (w: QueryCreator<any>) => w.updateTable('grants').set({ last_used_at: 0 })
-  .where('id', 'in', (eb: any) => eb.selectFrom('live').select('live.grant_id')).where('last_used_at', '<', 0).where(sql<boolean>`${false}::boolean`);
+  .where('id', 'in', (eb: any) => eb.selectFrom('live').select('live.grant_id')).where('last_used_at', '<', 0).where(sql<boolean>`${false}::boolean`)
+  .where('revoked_at', 'is', null);
 
 type RefreshWithGrantRow = { token: Selectable<RefreshTokensTable> } & (GrantWithUserRow | { grant_id: null });
 /** A refresh token as stored (`to_jsonb`: its columns share names with the grant's) beside its grant and user (PostgreSQL). */
