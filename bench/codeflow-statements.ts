@@ -1,7 +1,8 @@
 /**
- * The statements and Redis commands of the bench's returning-user code flow (e1, e2), listed:
- * a signed-in browser whose consent is remembered asks GET /oauth/authorize (302 with a code), and
- * a public client exchanges the code with its PKCE verifier at POST /api/oauth/token. The app runs
+ * The statements and Redis commands of the bench's returning-user code flow (e1, e2) and of a
+ * refresh (d, d2), listed: a signed-in browser whose consent is remembered asks GET
+ * /oauth/authorize (302 with a code), a public client exchanges the code with its PKCE verifier at
+ * POST /api/oauth/token, then refreshes the tokens it got once. The app runs
  * in this process over the database of `LOOP_DATABASE_URL` (a fresh schema, dropped afterwards;
  * embedded SQLite without it) and, with `LOOP_REDIS_URL`, Redis; pg's and ioredis's prototypes are
  * wrapped here, in this tool only, so the product carries no instrumentation.
@@ -52,7 +53,7 @@ try {
   const browser = new Browser(t);
   await browser.signIn(user.username, PASSWORD);
 
-  const flow = async (scope: string): Promise<void> => {
+  const flow = async (scope: string): Promise<string> => {
     const pkce = pkcePair();
     const query = new URLSearchParams({
       response_type: 'code', client_id: c.client.clientId, redirect_uri: c.redirectUri, scope, state: 'bench',
@@ -65,21 +66,32 @@ try {
     note('POST /api/oauth/token');
     response = await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, client_id: c.client.clientId });
     if (response.status !== 200) throw new Error(`token: ${response.status} ${await response.text()}`);
+    return ((await response.json()) as { refresh_token: string }).refresh_token;
+  };
+  const refresh = async (refreshToken: string): Promise<void> => {
+    note('POST /api/oauth/token (refresh)');
+    const response = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: c.client.clientId });
+    if (response.status !== 200) throw new Error(`refresh: ${response.status} ${await response.text()}`);
   };
   // The consent, remembered: the first authorization asks, the browser approves.
   const { obtainCode } = await import('../test/oauth/helpers.js');
   await obtainCode(browser, c, { scope: 'openid profile:read posts:read', pkce: pkcePair() });
   for (let i = 0; i < 5; i++) {
-    await flow('openid profile:read posts:read');
-    await flow('profile:read posts:read');
+    await refresh(await flow('openid profile:read posts:read'));
+    await refresh(await flow('profile:read posts:read'));
   }
-  for (const scope of ['openid profile:read posts:read', 'profile:read posts:read']) {
+  const listed = async (title: string, work: () => Promise<unknown>): Promise<void> => {
     log = [];
-    await flow(scope);
+    await work();
     const lines = log;
     log = undefined;
-    console.log(`\n${database.name}${redisUrl ? ' + redis' : ''}, scope "${scope}": ${lines.filter((l) => l.startsWith('sql')).length} statements, ${lines.filter((l) => l.startsWith('redis')).length} Redis commands`);
+    console.log(`\n${database.name}${redisUrl ? ' + redis' : ''}, ${title}: ${lines.filter((l) => l.startsWith('sql')).length} statements, ${lines.filter((l) => l.startsWith('redis')).length} Redis commands`);
     for (const line of lines) console.log(`  ${line.length > 220 ? `${line.slice(0, 220)}…` : line}`);
+  };
+  for (const scope of ['openid profile:read posts:read', 'profile:read posts:read']) {
+    let refreshToken = '';
+    await listed(`flow, scope "${scope}"`, async () => { refreshToken = await flow(scope); });
+    await listed(`refresh, scope "${scope}"`, () => refresh(refreshToken));
   }
 } finally {
   await t.close();

@@ -15,7 +15,7 @@ import { buildApp } from '../src/app.js';
 import { loadSettings } from '../src/config/settings.js';
 import { createAccount } from '../src/core/accounts/accounts.js';
 import { registerClient } from '../src/core/oauth/clients.js';
-import { issueTokens } from '../src/core/oauth/tokens/issue.js';
+import { prepareTokens } from '../src/core/oauth/tokens/issue.js';
 import { ensureSigningKeys } from '../src/core/oidc/keys.js';
 import { createDeps, prepareDatabase } from '../src/deps.js';
 import { pinoAuditSink } from '../src/observability/audit.js';
@@ -54,9 +54,10 @@ async function seed(): Promise<Seed> {
     for (let i = 0; i < CHAINS; i++) {
       const user = await createAccount(deps.stores, deps.clock, { username: `fair${instance}x${i}`, password: 'correct horse battery' });
       const grant = await deps.stores.grants.create({ userId: user.id, clientId: client.clientId, scope: SCOPE, nonce: null, authTime: now }, now);
-      const issued = await deps.stores.transaction((tx) => issueTokens(tx, now, settings, signing, {
+      const { issued, access, refresh } = await prepareTokens(now, settings, signing, {
         grant, user, client, accessScope: 'profile:read', refreshScope: SCOPE, nonce: null, dpopJkt: null, resource: null,
-      }));
+      });
+      await deps.stores.tokens.insertPair(access, refresh);
       own.push(issued.refreshToken);
     }
     chains.push(own);

@@ -20,7 +20,7 @@ const CHAINS = 64;
 
 /** An app of `checkout`'s code with a confidential client and `CHAINS` refresh tokens; `refresh()` rotates the next. */
 async function setUp(checkout: string): Promise<() => Promise<void>> {
-  const [{ createAccount }, { registerClient }, { issueTokens }] = await Promise.all([
+  const [{ createAccount }, { registerClient }, { prepareTokens }] = await Promise.all([
     'src/core/accounts/accounts.ts', 'src/core/oauth/clients.ts', 'src/core/oauth/tokens/issue.ts',
   ].map(loader(checkout)));
   const { app, deps, settings } = await startLoopApp(checkout, 'refresh_loop');
@@ -36,21 +36,32 @@ async function setUp(checkout: string): Promise<() => Promise<void>> {
   for (let i = 0; i < CHAINS; i++) {
     const user = await createAccount(deps.stores, deps.clock, { username: `loop${i}`, password: 'correct horse battery' });
     const grant = await deps.stores.grants.create({ userId: user.id, clientId: client.clientId, scope: 'profile:read', nonce: null, authTime: now }, now);
-    const issued = await deps.stores.transaction((tx: unknown) => issueTokens(tx, now, settings, signing, {
+    const { issued, access, refresh } = await prepareTokens(now, settings, signing, {
       grant, user, client, accessScope: 'profile:read', refreshScope: 'profile:read', nonce: null, dpopJkt: null, resource: null,
-    }));
+    });
+    await deps.stores.tokens.insertPair(access, refresh);
     chains.push(issued.refreshToken);
   }
   let next = 0;
+  // A chain whose rotation is still in flight is passed over: on a loaded host one request can
+  // stall while the others go round all the chains, and presenting its token again is reuse,
+  // which ends the chain (the loop's error, not the app's).
+  const inFlight = new Set<number>();
   return async () => {
-    const chain = next++ % CHAINS;
-    const response = await app.inject({
-      method: 'POST', url: '/api/oauth/token',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization },
-      payload: `grant_type=refresh_token&refresh_token=${chains[chain]}`,
-    });
-    if (response.statusCode !== 200) throw new Error(`${response.statusCode} ${response.body}`);
-    chains[chain] = (JSON.parse(response.body) as { refresh_token: string }).refresh_token;
+    let chain = next++ % CHAINS;
+    while (inFlight.has(chain)) chain = next++ % CHAINS;
+    inFlight.add(chain);
+    try {
+      const response = await app.inject({
+        method: 'POST', url: '/api/oauth/token',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization },
+        payload: `grant_type=refresh_token&refresh_token=${chains[chain]}`,
+      });
+      if (response.statusCode !== 200) throw new Error(`${checkout}: ${response.statusCode} ${response.body}`);
+      chains[chain] = (JSON.parse(response.body) as { refresh_token: string }).refresh_token;
+    } finally {
+      inFlight.delete(chain);
+    }
   };
 }
 

@@ -5,14 +5,16 @@
  * `statement_timeout`, 9 s), the token endpoint answered an error although the code was already
  * used and the tokens stored: the client, told the exchange failed, presents the code again, which
  * is a reuse and ends the user's grants. A failure to issue must leave the code unused (docs/oauth.md),
- * and a code whose tokens were committed must be answered.
+ * and a code whose tokens were committed must be answered. That write never marks a revoked grant
+ * used: a revocation that held the grant's row while the statement waited is read again.
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
+import { hashSecret } from '../../src/core/credentials/formats.js';
 import type { TestApp } from '../support/app.js';
-import { onPostgres } from '../support/databases.js';
+import { onPostgres, untilWaitedOn } from '../support/databases.js';
 import { freshCode, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
 
 onPostgres('attack78 the grant touched after the redemption committed', (database) => {
@@ -47,5 +49,28 @@ onPostgres('attack78 the grant touched after the redemption committed', (databas
     // Either way the grant's "last used" is the redemption's time.
     const grants = await t.deps.stores.grants.summarizeForUser(user.id);
     assert.deepEqual(grants.map((g) => g.lastUsedAt), [t.clock.now()]);
+  });
+
+  test('a redemption admitted before its grant\'s revocation, whose write waits for it, records no use of the revoked grant', { timeout: 60_000 }, async () => {
+    const { code, fields } = await freshCode(t);
+    t.clock.advance(120_000);
+    const outside = new pg.Client({ connectionString: database.url });
+    await outside.connect();
+    try {
+      const { rows: [grant] } = await outside.query<{ id: number; last_used_at: string }>(
+        'select g.id, g.last_used_at from grants g join authorization_codes c on c.grant_id = g.id where c.code_hash = $1', [hashSecret(code)]);
+      await outside.query('begin');
+      await outside.query(`update grants set revoked_at = $1, revoked_reason = 'consent_withdrawn' where id = $2`, [t.clock.now(), grant!.id]);
+      const answer = tokenRequest(t, fields);
+      // The redemption's statement, its snapshot taken before the revocation commits, waits on the grant's row.
+      await untilWaitedOn(outside);
+      await outside.query('commit');
+      assert.equal((await answer).status, 200, 'admitted before the revocation');
+      const { rows: [touched] } = await outside.query<{ last_used_at: string }>('select last_used_at from grants where id = $1', [grant!.id]);
+      assert.equal(touched!.last_used_at, grant!.last_used_at, 'the revoked grant\'s last use stays before its revocation');
+    } finally {
+      await outside.query('rollback').catch(() => undefined);
+      await outside.end();
+    }
   });
 });

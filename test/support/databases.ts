@@ -109,3 +109,17 @@ export async function whileWritesFail<T>(db: Kysely<any>, database: TestDatabase
 export function whileInsertsFail<T>(db: Kysely<any>, database: TestDatabase, table: string, work: () => Promise<T>): Promise<T> {
   return whileWritesFail(db, database, table, 'insert', work);
 }
+
+/**
+ * Resolves once another connection waits on a row written by `holder`'s open transaction (PostgreSQL):
+ * a statement that has reached that row, not merely been sent. Fails after `timeoutMs`.
+ */
+export async function untilWaitedOn(holder: pg.Client, timeoutMs = 15_000): Promise<void> {
+  for (const start = Date.now(); ;) {
+    const { rows } = await holder.query<{ n: number }>(`select count(*)::int as n from pg_locks w join pg_locks h
+      on h.locktype = 'transactionid' and h.transactionid = w.transactionid and h.granted and h.pid = pg_backend_pid() where not w.granted`);
+    if (rows[0]!.n > 0) return;
+    if (Date.now() - start > timeoutMs) throw new Error(`no connection waited on this transaction's rows in ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -393,6 +393,32 @@ export interface Succession {
   sealed: string | null;
 }
 
+/** What `TokenStore.rotate` stores with a refresh token's consumption, and the answer made with it. */
+export interface RotationIssuance<T> {
+  access: NewIssuedToken;
+  refresh: NewIssuedToken;
+  /** Whether the grant's "last used" time is due to be written (to the minute). */
+  touchGrant: boolean;
+  /** The new refresh token recorded as the old one's successor: only when `RefreshRotation.recordsSuccessor`. */
+  succeeds?: Succession;
+  answer: T;
+}
+
+/** The token endpoint's rules for a refresh token being rotated (`TokenStore.rotate`). */
+export interface RefreshRotation<T> {
+  /**
+   * Whether `issue` may record a successor (a replay window is open, INTERFACE section 11). Such a
+   * rotation consumes first, in a transaction: the successor's record also erases the sealed answer
+   * of the token's predecessor, and a family's revocation takes their rows in that order
+   * (`revokeByGrant`).
+   */
+  recordsSuccessor: boolean;
+  /** Throws the refusal of this token (unused and unrevoked) for this request; returns when it may be rotated. */
+  check(token: RefreshToken, granted: GrantWithUser | undefined): void;
+  /** The new pair for a token `check` let through; a throw leaves the token as it was. */
+  issue(token: RefreshToken, granted: GrantWithUser): Promise<RotationIssuance<T>>;
+}
+
 export interface TokenStore {
   insertAccess(token: NewIssuedToken): Promise<IssuedToken>;
   insertRefresh(token: NewIssuedToken): Promise<RefreshToken>;
@@ -412,6 +438,19 @@ export interface TokenStore {
    * grant and user, as `CodeStore.consume` does.
    */
   consumeRefresh(tokenHash: string, now: Instant): Promise<{ token: RefreshToken; granted: GrantWithUser | undefined } | undefined>;
+  /**
+   * Rotates a refresh token (RFC 6749 6, RFC 9700 4.14.2): consumes it in one conditional write,
+   * of racing callers exactly one, and stores the pair `how.issue` makes for it, both or neither.
+   * `how.check` throws the refusal of a token read unused and unrevoked (another client's, expired,
+   * its grant or account ended, a DPoP key missing): nothing is then written and the token stays
+   * as it was, as it does when `how.issue` throws. `undefined`: the token is unknown, used or
+   * revoked, or a racing rotation or revocation took it first. Where the database can and no
+   * successor is recorded, the token is read first (with the other token requests of the turn),
+   * the pair made from that read, then one statement consumes it and stores the pair only while
+   * it, its grant and its user are still live; else the consuming write comes first, in a
+   * transaction with the pair's.
+   */
+  rotate<T>(tokenHash: string, now: Instant, how: RefreshRotation<T>): Promise<T | undefined>;
   /** A refresh token with its sealed answer and its successor's state, in one read (a replay's candidate). */
   findReplay(tokenHash: string): Promise<ReplayCandidate | undefined>;
   revokeAccess(tokenHash: string, now: Instant): Promise<boolean>;

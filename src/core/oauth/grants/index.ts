@@ -64,7 +64,7 @@ export async function exchangeGrant(deps: OAuthDeps, params: Params, credentials
   }
   const client = await authenticateClient(deps, credentials, deps.clock.now());
   // RFC 8707 2.2: a token request may name the resource; the only one is the resource API. The
-  // access token it yields is then for that resource alone (`issueTokens`).
+  // access token it yields is then for that resource alone (`prepareTokens`).
   const resource = requestedResource(params, deps.settings.baseUrl);
   // A proof of another key than the grant's is left unclaimed, and the grant refuses it for its key
   // with its own words: a key is never changed once stored (`BoundKeyReader`), so it cannot give

@@ -7,7 +7,7 @@ import { type Scope, formatScope, parseScope, scopeList } from '../scopes.js';
 import type { Client, Grant, GrantWithUser, RefreshToken } from '../ports.js';
 import { type Instant, hasExpired } from '../../time.js';
 import type { OAuthDeps } from '../tokens/context.js';
-import { type IssuedTokens, issueTokens } from '../tokens/issue.js';
+import { type IssuedTokens, prepareTokens } from '../tokens/issue.js';
 import { type ReplayAnswer, isReplay, openReplay, replayWindowApplies, sealReplay } from '../tokens/replay.js';
 import { revokeGrantCounted } from '../tokens/revocation.js';
 import { registerGrantType } from './registry.js';
@@ -83,40 +83,44 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, marker, 
   const tokenHash = hashSecret(token);
   const requested = narrowed ? formatScope(narrowed) : null;
   const now = deps.clock.now();
-  // Rotation is one conditional write inside the transaction that signs the id_token and stores the
-  // new pair (with a replay window, as the old token's successor with its sealed answer): all of it
-  // commits together, so no instance ever sees the token used without the answer a replay needs. A refusal or a failure
-  // throws, so the transaction rolls back and the token stays as it was.
-  const issued = await deps.stores.transaction(async (tx): Promise<IssuedTokens | undefined> => {
-    const consumed = await tx.tokens.consumeRefresh(tokenHash, now);
-    if (!consumed) return undefined;
-    const { token: old, granted } = consumed;
-    // Leaving `active` revoked the grant too: a token of this client's in force then is told why,
-    // a bound one only with its key (without it, what an active account's token is told).
-    if (endedWithAccount(old, granted, client)) {
+  // Rotation is one conditional write, stored with the new pair (with a replay window, as the old
+  // token's successor with its sealed answer) all or nothing, so no instance ever sees the token
+  // used without the answer a replay needs. A refusal or a failure, the id_token's signature
+  // included, throws, and nothing of the rotation stays: the token is left as it was (`TokenStore.rotate`).
+  const issued = await deps.stores.tokens.rotate(tokenHash, now, {
+    recordsSuccessor: deps.settings.refreshReplaySeconds > 0,
+    check: (old, granted) => {
+      // Leaving `active` revoked the grant too: a token of this client's in force then is told why,
+      // a bound one only with its key (without it, what an active account's token is told).
+      if (endedWithAccount(old, granted, client)) {
+        checkBinding(old.dpopJkt, dpopJkt);
+        throw new OAuthError('invalid_grant', ACCOUNT_NOT_ACTIVE);
+      }
+      if (!refreshableBy(old, granted, client, now)) throw new OAuthError('invalid_grant', INVALID);
       checkBinding(old.dpopJkt, dpopJkt);
-      throw new OAuthError('invalid_grant', ACCOUNT_NOT_ACTIVE);
-    }
-    if (!refreshableBy(old, granted, client, now)) throw new OAuthError('invalid_grant', INVALID);
-    checkBinding(old.dpopJkt, dpopJkt);
-    const { grant, user } = granted;
-    const held = scopeList(old.scope);
-    if (narrowed && !narrowed.every((s) => held.includes(s))) {
-      throw new OAuthError('invalid_scope', `The scope may only narrow what was granted (${old.scope}): leave scope out, or ask the user to authorize the wider scope.`);
-    }
-    const accessScope = narrowed ? formatScope(narrowed) : old.scope;
-    // The successors are bound to the proof's key: the same key for a bound token; a bearer refresh
-    // token refreshed with a proof is bound from now on (docs/oauth.md, "DPoP"). Rotation applies
-    // to bound tokens as to any (seed section 3 rule 3).
-    // The successor is recorded only for a replay to find (INTERFACE section 11). Without a window
-    // (the default) or for a client that gets none, nothing ever reads it: recording it cost a
-    // statement and an index entry per rotation.
-    const windowed = deps.settings.refreshReplaySeconds > 0 && replayWindowApplies(client, old.dpopJkt);
-    return issueTokens(tx, now, deps.settings, { keys, marker }, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null, dpopJkt, resource }, windowed ? {
-      tokenId: old.id,
-      tokenHash,
-      seal: (fresh) => sealReplay(token, tokenHash, replayAnswer(fresh, requested, resource)),
-    } : undefined);
+    },
+    issue: async (old, { grant, user }) => {
+      const held = scopeList(old.scope);
+      if (narrowed && !narrowed.every((s) => held.includes(s))) {
+        throw new OAuthError('invalid_scope', `The scope may only narrow what was granted (${old.scope}): leave scope out, or ask the user to authorize the wider scope.`);
+      }
+      const accessScope = narrowed ? formatScope(narrowed) : old.scope;
+      // The successors are bound to the proof's key: the same key for a bound token; a bearer refresh
+      // token refreshed with a proof is bound from now on (docs/oauth.md, "DPoP"). Rotation applies
+      // to bound tokens as to any (seed section 3 rule 3).
+      const prepared = await prepareTokens(now, deps.settings, { keys, marker }, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null, dpopJkt, resource });
+      // The successor is recorded only for a replay to find (INTERFACE section 11). Without a window
+      // (the default) or for a client that gets none, nothing ever reads it: recording it cost a
+      // statement and an index entry per rotation.
+      const windowed = deps.settings.refreshReplaySeconds > 0 && replayWindowApplies(client, old.dpopJkt);
+      return {
+        access: prepared.access,
+        refresh: prepared.refresh,
+        touchGrant: prepared.touchGrant,
+        answer: prepared.issued,
+        ...(windowed ? { succeeds: { tokenId: old.id, tokenHash, sealed: sealReplay(token, tokenHash, replayAnswer(prepared.issued, requested, resource)) } } : {}),
+      };
+    },
   });
   if (issued) {
     deps.metrics.tokensIssued.inc({ kind: 'access' });

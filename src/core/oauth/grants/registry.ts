@@ -16,7 +16,7 @@ export interface GrantRequest {
   client: Client;
   /** Every form parameter, each given at most once. */
   params: Params;
-  /** The signing keys, read before any transaction: `issueTokens` signs the id_token inside it. */
+  /** The signing keys, read before any transaction: where a grant consumes first, the id_token is signed inside it. */
   keys: KeySet;
   /** Marks the access token as the service's, its key read before any transaction too. */
   marker: TokenMarker;

@@ -5,8 +5,7 @@ import type { TokenMarker } from '../../credentials/token-marks.js';
 import { issueIdToken } from '../../oidc/id-token.js';
 import type { KeySet } from '../../oidc/key-ring.js';
 import type { User } from '../../accounts/ports.js';
-import type { Stores } from '../../stores.js';
-import type { Client, Grant, NewIssuedToken, Succession } from '../ports.js';
+import type { Client, Grant, NewIssuedToken } from '../ports.js';
 import { scopeList } from '../scopes.js';
 import { type Instant, lastUseDue } from '../../time.js';
 import { siteUrls } from '../../urls.js';
@@ -30,14 +29,6 @@ export interface IssuedTokens {
   dpopJkt: string | null;
 }
 
-/**
- * A refresh token being rotated within a replay window: the new refresh token is stored as its
- * successor, with the answer `seal` makes of the issuance for a replay to give again.
- */
-export interface Rotation extends Omit<Succession, 'sealed'> {
-  seal(issued: IssuedTokens): string;
-}
-
 /** An issuance made and signed, not yet stored: the answer, both tokens' rows, and whether the grant's "last used" is due. */
 export interface PreparedTokens {
   issued: IssuedTokens;
@@ -58,7 +49,8 @@ type Issue = { grant: Grant; user: User; client: Client; accessScope: string; re
  * original auth_time). RFC 8707: the access token is for the resource the token request named,
  * else the one the authorization named (`null`: no audience of its own), and only within what the
  * authorization allowed (`invalid_target` otherwise, thrown before anything is made); the refresh
- * token keeps the authorization's. Nothing is stored: `issueTokens` stores them, or a code's redemption with its consumption (`CodeStore.redeem`).
+ * token keeps the authorization's. Nothing is stored: a code's redemption stores them with its
+ * consumption (`CodeStore.redeem`), a refresh with its rotation (`TokenStore.rotate`).
  */
 export async function prepareTokens(now: Instant, settings: IssueSettings, signing: { keys: KeySet; marker: TokenMarker }, issue: Issue): Promise<PreparedTokens> {
   checkGrantedResource(issue.grant.resource, issue.resource);
@@ -101,18 +93,4 @@ export async function prepareTokens(now: Instant, settings: IssueSettings, signi
     refresh: { ...common, tokenHash: hashSecret(refreshToken), scope: issue.refreshScope, expiresAt: now + settings.refreshTokenTtlSeconds * 1000, resource: issue.grant.resource },
     touchGrant: lastUseDue(issue.grant.lastUsedAt, now),
   };
-}
-
-/**
- * Makes the tokens (`prepareTokens`), stores both, and marks the grant used (to the minute). On a
- * refresh with a replay window, `rotation` names the token replaced, and the new refresh token is
- * recorded as its successor in the same write.
- * Call it inside the transaction that consumed the old refresh token: a signature that fails then
- * rolls the consumption back (issue 16).
- */
-export async function issueTokens(tx: Stores, now: Instant, settings: IssueSettings, signing: { keys: KeySet; marker: TokenMarker }, issue: Issue, rotation?: Rotation): Promise<IssuedTokens> {
-  const { issued, access, refresh, touchGrant } = await prepareTokens(now, settings, signing, issue);
-  await tx.tokens.insertPair(access, refresh, rotation && { tokenId: rotation.tokenId, tokenHash: rotation.tokenHash, sealed: rotation.seal(issued) });
-  if (touchGrant) await tx.grants.touch(issue.grant.id, now);
-  return issued;
 }

@@ -9,7 +9,7 @@ import {
 import { holdsEveryScope, scopeList } from '../../../core/oauth/scopes.js';
 import { KyselyConsentStore } from './consents.js';
 import { KyselyUserStore } from '../accounts/users.js';
-import { KyselyTokenStore, PLACEHOLDER_TOKEN, tokenValues } from './tokens.js';
+import { KyselyTokenStore, insertTokenIfLive, tokenValues, touchLiveGrant } from './tokens.js';
 
 function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCode {
   return {
@@ -120,11 +120,6 @@ const codesWithGrant: QueryBuilder<CodeWithGrantRow> = (db) => codeWithGrantColu
 /** The code a token request presents, read with the others of its turn (`CompiledQueries.lookup`). */
 const codeLookup = { one: codeWithGrant, many: codesWithGrant, keyOf: (row: CodeWithGrantRow) => row.code.code_hash };
 
-const TOKEN_ROW = tokenValues(PLACEHOLDER_TOKEN);
-const TOKEN_COLUMNS = Object.keys(TOKEN_ROW) as Array<keyof typeof TOKEN_ROW>;
-/** Inserts one token's row (its columns, in `tokenValues`' order) for each row of `live`: none when the code's grant gives none. */
-const insertTokenIfLive = (table: 'access_tokens' | 'refresh_tokens') => (w: QueryCreator<any>) => w.insertInto(table).columns(TOKEN_COLUMNS)
-  .expression((eb: any) => eb.selectFrom('live').select((s: any) => TOKEN_COLUMNS.map((column) => s.val(TOKEN_ROW[column]).as(column))));
 /**
  * A code's redemption in one statement (PostgreSQL): `consumeCode` (its seven parameters), then
  * the access token's row and the refresh token's, stored only when the write consumed the code
@@ -144,8 +139,7 @@ const consumeIssuing: QueryBuilder<ConsumedIssuing> = (db) => (db as unknown as 
   // it is due), in the same statement: written after the commit, a write that failed (a row held
   // past statement_timeout) answered an error for a code already used, whose retry was then a
   // reuse (attack78).
-  .with('touched', (w) => w.updateTable('grants').set({ last_used_at: 0 })
-    .where('id', 'in', (eb: any) => eb.selectFrom('live').select('live.grant_id')).where('last_used_at', '<', 0).where(sql<boolean>`${false}::boolean`))
+  .with('touched', touchLiveGrant)
   .selectFrom('c').select(sql<boolean>`exists (select 1 from refresh)`.as('issued'));
 type ConsumedIssuing = { issued: boolean };
 

@@ -1,10 +1,12 @@
 import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
 import type { ReplayCandidate } from '../../../core/oauth/tokens/replay.js';
-import type { BearerRecord, GrantWithUser, IssuedToken, NewIssuedToken, RefreshToken, Succession, TokenStore } from '../../../core/oauth/ports.js';
+import type {
+  BearerRecord, GrantWithUser, IssuedToken, NewIssuedToken, RefreshRotation, RefreshToken, Succession, TokenStore,
+} from '../../../core/oauth/ports.js';
 import type { Instant } from '../../../core/time.js';
-import { type CompiledQueries, keyIsAnyOf } from '../../database.js';
+import { type CompiledQueries, type QueryBuilder, keyIsAnyOf } from '../../database.js';
 import type { AccessTokensTable, Database, RefreshTokensTable } from '../../schema.js';
-import { consumeWithGrant, consumedWithGrant } from './grants.js';
+import { GRANT_WITH_USER_COLUMNS, type GrantWithUserRow, KyselyGrantStore, consumeWithGrant, consumedWithGrant, toGrantWithUser } from './grants.js';
 import { USER_COLUMNS, toUser } from '../accounts/users.js';
 
 function toIssued(row: Selectable<AccessTokensTable>): IssuedToken {
@@ -95,6 +97,49 @@ const insertPairSucceeding = (db: Kysely<Database>) => db
   .with('access', (w) => w.insertInto('access_tokens').values(tokenValues(PLACEHOLDER_TOKEN)))
   .insertInto('refresh_tokens').values(tokenValues(PLACEHOLDER_TOKEN));
 
+const TOKEN_ROW = tokenValues(PLACEHOLDER_TOKEN);
+const TOKEN_COLUMNS = Object.keys(TOKEN_ROW) as Array<keyof typeof TOKEN_ROW>;
+/** Inserts one token's row (its columns, in `tokenValues`' order) for each row of `live` (PostgreSQL): none when the write before it gives none. */
+export const insertTokenIfLive = (table: 'access_tokens' | 'refresh_tokens') => (w: QueryCreator<any>) => w.insertInto(table).columns(TOKEN_COLUMNS)
+  .expression((eb: any) => eb.selectFrom('live').select((s: any) => TOKEN_COLUMNS.map((column) => s.val(TOKEN_ROW[column]).as(column))));
+/**
+ * The "last used" of the grant of each row of `live` (PostgreSQL): its time, then `touchGrant`'s
+ * condition (the time again: forward only), then whether it is due. Never on a revoked grant, as
+ * `touchGrant`: `live` saw the grant as of the statement's start, and a revocation that held the
+ * row meanwhile is waited for, then its row checked again.
+ */
+export const touchLiveGrant = (w: QueryCreator<any>) => w.updateTable('grants').set({ last_used_at: 0 })
+  .where('id', 'in', (eb: any) => eb.selectFrom('live').select('live.grant_id')).where('last_used_at', '<', 0).where(sql<boolean>`${false}::boolean`)
+  .where('revoked_at', 'is', null);
+
+type RefreshWithGrantRow = { token: Selectable<RefreshTokensTable> } & (GrantWithUserRow | { grant_id: null });
+/** A refresh token as stored (`to_jsonb`: its columns share names with the grant's) beside its grant and user (PostgreSQL). */
+const refreshWithGrantColumns = (db: Kysely<Database>) => (db as unknown as Kysely<any>)
+  .selectFrom('refresh_tokens as t').leftJoin('grants as g', 'g.id', 't.grant_id').leftJoin('users as u', 'u.id', 'g.user_id')
+  .select(sql`to_jsonb(t)`.as('token')).select(GRANT_WITH_USER_COLUMNS);
+const refreshWithGrant: QueryBuilder<RefreshWithGrantRow> = (db) => refreshWithGrantColumns(db).where('t.token_hash', '=', '');
+const refreshesWithGrant: QueryBuilder<RefreshWithGrantRow> = (db) => refreshWithGrantColumns(db).where(keyIsAnyOf('t.token_hash'));
+/** The refresh token a token request presents, read with the others of its turn (`CompiledQueries.lookup`). */
+const refreshLookup = { one: refreshWithGrant, many: refreshesWithGrant, keyOf: (row: RefreshWithGrantRow) => row.token.token_hash };
+
+/**
+ * A rotation without a successor in one statement (PostgreSQL): the consuming write (the time, the
+ * token's hash) takes the token only while it is unused and unrevoked, its grant unrevoked and its
+ * user active (RFC 9700 4.14.2: of racing rotations one; a family's revocation or an account's end
+ * committed since the read wins); then the access token's row and the refresh token's, stored
+ * only when it took it; then the grant's last use (`touchLiveGrant`). Answers a row when it rotated.
+ */
+const rotateInOneWrite: QueryBuilder<{ id: number }> = (db) => (db as unknown as Kysely<any>)
+  .with('live', (w) => w.updateTable('refresh_tokens').set({ used_at: 0 })
+    .where('token_hash', '=', '').where('used_at', 'is', null).where('revoked_at', 'is', null)
+    .where((eb: any) => eb.exists(eb.selectFrom('grants as g').innerJoin('users as u', 'u.id', 'g.user_id').select(sql`1`.as('live'))
+      .whereRef('g.id', '=', 'refresh_tokens.grant_id').where('g.revoked_at', 'is', null).where(sql<boolean>`u.status = 'active'`)))
+    .returning('grant_id'))
+  .with('access', insertTokenIfLive('access_tokens'))
+  .with('refresh', (w) => insertTokenIfLive('refresh_tokens')(w).returning('id'))
+  .with('touched', touchLiveGrant)
+  .selectFrom('refresh').select('id');
+
 function successionParameters(refresh: NewIssuedToken, succeeds: Succession): unknown[] {
   const { tokenId, tokenHash, sealed } = succeeds;
   return [tokenId, refresh.tokenHash, tokenId, sealed, tokenId, tokenHash];
@@ -158,6 +203,53 @@ export class KyselyTokenStore implements TokenStore {
     // One conditional write: of racing rotations only the first changes the row (RFC 9700 4.14.2).
     const consumed = await consumeWithGrant(this.db, this.queries, refreshConsumption, [now, tokenHash]);
     return consumed && { token: toRefresh(consumed.row), granted: consumed.granted };
+  }
+
+  rotate<T>(tokenHash: string, now: Instant, how: RefreshRotation<T>): Promise<T | undefined> {
+    return this.queries.writesCombine && !how.recordsSuccessor ? this.rotateAfterRead(tokenHash, now, how) : this.rotateInTransaction(tokenHash, now, how);
+  }
+
+  /** The consuming write, then the pair made for it, in one transaction (SQLite: committed with the others of its turn). */
+  private rotateInTransaction<T>(tokenHash: string, now: Instant, how: RefreshRotation<T>): Promise<T | undefined> {
+    return this.queries.transaction(this.db, async (trx) => {
+      const tokens = new KyselyTokenStore(trx, this.queries);
+      const consumed = await tokens.consumeRefresh(tokenHash, now);
+      if (!consumed) return undefined;
+      how.check(consumed.token, consumed.granted);
+      const issuance = await how.issue(consumed.token, consumed.granted!);
+      await tokens.insertPair(issuance.access, issuance.refresh, issuance.succeeds);
+      if (issuance.touchGrant) await new KyselyGrantStore(trx, this.queries).touch(issuance.access.grantId, now);
+      return issuance.answer;
+    });
+  }
+
+  /**
+   * PostgreSQL: the token, its grant and user read first (with the other token requests of the
+   * turn), the pair made and the id_token signed from that read, then one statement that rotates
+   * (`rotateInOneWrite`), committed alone: two round trips where the transaction took four (BEGIN,
+   * the consuming write, the pair, COMMIT), and no row is held locked while the id_token is signed.
+   * What the read decided of the token's own columns (its client, expiry, DPoP key, scope) and its
+   * grant's (the resource) is never written again; what can change since (the token used or
+   * revoked, the grant revoked, the account no longer active) the write checks again.
+   */
+  private async rotateAfterRead<T>(tokenHash: string, now: Instant, how: RefreshRotation<T>): Promise<T | undefined> {
+    const found = await this.queries.lookup(this.db, tokenHash, refreshLookup);
+    if (found === undefined || found.token.used_at !== null || found.token.revoked_at !== null) return undefined;
+    const token = toRefresh(found.token);
+    const granted = toGrantWithUser(found);
+    how.check(token, granted);
+    const issuance = await how.issue(token, granted!);
+    if (issuance.succeeds) throw new Error('a successor is recorded only by a rotation that says so (recordsSuccessor)');
+    const written = await this.queries.first(this.db, rotateInOneWrite, [
+      now, tokenHash, ...Object.values(tokenValues(issuance.access)), ...Object.values(tokenValues(issuance.refresh)), now, now, issuance.touchGrant,
+    ]);
+    if (written !== undefined) return issuance.answer;
+    // Not taken: a racing rotation or a revocation came first (the replay and reuse paths read it),
+    // or the grant or the account ended since the read. That is worded as the transaction would
+    // word it, from the row read again: the write decided, the reading only words it.
+    const again = await this.queries.first(this.db, refreshWithGrant, [tokenHash]);
+    if (again !== undefined && again.token.used_at === null && again.token.revoked_at === null) how.check(toRefresh(again.token), toGrantWithUser(again));
+    return undefined;
   }
 
   async findReplay(tokenHash: string): Promise<ReplayCandidate | undefined> {
