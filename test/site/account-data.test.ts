@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { type IncomingMessage, request } from 'node:http';
 import { after, before, test } from 'node:test';
 import type { Kysely } from 'kysely';
 import { deleteAccount } from '../../src/core/accounts/account-deletion.js';
@@ -322,6 +323,30 @@ forEachDatabase('downloading one\'s data', (database) => {
     assert.equal(dataDownloadQueue.state.running, 1, 'the turn is held while the file is read');
     reader.abort();
     await response.text().catch(() => undefined);
+    await turnsGivenBack();
+    assert.deepEqual(dataDownloadQueue.state, { running: 0, waiting: 0 });
+  });
+
+  test('a reader that takes the file slower than 16 KiB a second on the whole is broken off, however often it takes a little', async () => {
+    const { user, visitor } = await member();
+    // Far more than the sockets' buffers hold: the writing waits for the reader.
+    await writePosts(user, 1_500, 20_000);
+    const body = new URLSearchParams({ _csrf: await visitor.csrf(), password: PASSWORD }).toString();
+    const cookie = [...visitor.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      request(`${t.baseUrl}/settings/account/data`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' } }, resolve)
+        .on('error', reject).end(body);
+    });
+    assert.equal(response.statusCode, 200);
+    const whole = new Promise<boolean>((resolve) => response.on('close', () => resolve(response.complete)));
+    response.on('error', () => undefined);
+    // The reader takes nothing while an hour passes, then takes all it is given: each pause was
+    // shorter than the patience, but the file came far slower than the rate.
+    response.pause();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    t.clock.advance(3_600_000);
+    response.resume();
+    assert.equal(await whole, false, 'broken off before its end');
     await turnsGivenBack();
     assert.deepEqual(dataDownloadQueue.state, { running: 0, waiting: 0 });
   });

@@ -74,6 +74,17 @@ export interface DataFileSink {
  */
 export const DATA_READER_PATIENCE_MS = 30_000;
 
+/**
+ * How fast, on average since its file began, a reader must take it, in bytes a second
+ * (16 KiB/s, a slow mobile link's; bytes, as the link carries them, not characters, which are
+ * three bytes each in Chinese): past `DATA_READER_PATIENCE_MS` plus the time the file
+ * written so far takes at this rate, it is broken off. The patience alone bounds one stall, not
+ * the whole: a reader that took a little before each 30 s ran out held the one turn, a
+ * PostgreSQL connection and the oldest snapshot (VACUUM and SQLite's checkpoints stop there) for
+ * as long as it liked; now for as long as the file takes at this rate.
+ */
+export const DATA_READER_MIN_RATE = 16_384;
+
 export type DataDownload = { ok: true } | OwnerProofRefusal;
 
 /**

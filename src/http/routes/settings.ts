@@ -23,7 +23,7 @@ import { AccountUnusableError, InputError, OAuthError, type Words, checkAll } fr
 import { ONE_TIME_SECRET_MS, type OneTimeTarget, stashSecret, takeSecret } from '../../core/credentials/one-time-secrets.js';
 import { checkPersonalTokenRequest, createPersonalToken } from '../../core/credentials/personal-tokens.js';
 import { deleteAccount } from '../../core/accounts/account-deletion.js';
-import { DATA_READER_PATIENCE_MS, type DataFileSink, dataFileName, downloadAccountData } from '../../core/accounts/data-export.js';
+import { DATA_READER_MIN_RATE, DATA_READER_PATIENCE_MS, type DataFileSink, dataFileName, downloadAccountData } from '../../core/accounts/data-export.js';
 import type { OwnerProofRefusal } from '../../core/accounts/owner-proof.js';
 import { requiresSecondStep, secondFactorsOf } from '../../core/accounts/two-step.js';
 import type { User } from '../../core/accounts/ports.js';
@@ -249,15 +249,22 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       // file that still parses as whole. (`file` is set in a callback: typed by `as`, or control
       // flow would take it for undefined for ever.)
       let file = undefined as PassThrough | undefined;
+      // What the reader's pace is judged by (`DATA_READER_MIN_RATE`): bytes written since the file began.
+      let began = 0;
+      let written = 0;
       const sink: DataFileSink = {
         begin: async (exportedAt, announce) => {
+          began = clock.now();
           file = new PassThrough();
           reply.type('application/json; charset=utf-8').header('cache-control', 'no-store')
             .header('content-disposition', `attachment; filename="${dataFileName(app.deps.settings.siteNames, app.deps.settings.baseUrl, user, exportedAt)}"`)
             .send(file);
           await afterCommit(request.log, 'a member\'s data is being downloaded, but its audit line could not be written', { userId: user.id }, announce);
         },
-        write: (piece) => taken(file!, piece, DATA_READER_PATIENCE_MS),
+        write: (piece) => {
+          written += Buffer.byteLength(piece);
+          return taken(file!, piece, DATA_READER_PATIENCE_MS, () => clock.now() - began > DATA_READER_PATIENCE_MS + (written / DATA_READER_MIN_RATE) * 1000);
+        },
       };
       try {
         const downloaded = await downloadAccountData(app.deps, user, { password: request.body.password ?? '', code: request.body.code ?? '' }, attemptOrigin(request), sink);
@@ -710,9 +717,10 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
 /**
  * Writes `piece` to the file being sent and resolves once it can take more: at once while its
  * buffer has room, else when the reader drained it. Rejects when the file was closed (Fastify
- * destroys it when the reader goes away) or the reader took nothing for `patienceMs`.
+ * destroys it when the reader goes away), the reader took nothing for `patienceMs`, or it drained
+ * the buffer `tooSlow` on the whole.
  */
-function taken(file: PassThrough, piece: string, patienceMs: number): Promise<void> {
+function taken(file: PassThrough, piece: string, patienceMs: number, tooSlow: () => boolean): Promise<void> {
   const gone = () => new Error('the reader of the data file went away');
   if (file.destroyed) return Promise.reject(gone());
   if (file.write(piece)) return Promise.resolve();
@@ -723,7 +731,7 @@ function taken(file: PassThrough, piece: string, patienceMs: number): Promise<vo
       if (error) reject(error);
       else resolve();
     };
-    const drained = () => settle();
+    const drained = () => settle(tooSlow() ? new Error(`the reader of the data file took it slower than ${DATA_READER_MIN_RATE} bytes a second`) : undefined);
     const closed = () => settle(gone());
     const timer = setTimeout(() => settle(new Error(`the reader of the data file took nothing for ${patienceMs} ms`)), patienceMs);
     file.on('drain', drained).on('close', closed);
