@@ -134,11 +134,12 @@ type Env = Record<string, string | undefined>;
 
 /**
  * A URL setting as its error shows it: everything before its last `@` after the scheme (the user
- * and password, even a password with `/`, `#` or `@` not percent-encoded) replaced, so the one line
- * a bad setting prints, which goes to the journal, never holds the password.
+ * and password, even a password with `/`, `#` or `@` not percent-encoded) replaced, and its query,
+ * where ioredis (`?password=`, `?sentinelPassword=`) and node-postgres (`?password=`) take one
+ * too, so the one line a bad setting prints, which goes to the journal, never holds the password.
  */
 function withoutCredentials(url: string): string {
-  return url.replace(/^([a-z][a-z\d+.-]*:\/\/)[^]*@/i, '$1…@');
+  return url.replace(/^([a-z][a-z\d+.-]*:\/\/)[^]*@/i, '$1…@').replace(/\?[^]*$/, '?…');
 }
 
 /** One setting's parser: returns the value or throws with what the setting accepts. */

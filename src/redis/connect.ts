@@ -37,7 +37,8 @@
  * (`READONLY`: failed over), or a new connection's probe or the ROLE asked every 2 s on the
  * connection in use that finds one by its role (a replica that takes writes), is logged as such,
  * once; Redis is skipped meanwhile (`reachesReplica`: /readyz answers 503), and each new
- * connection, every 2 s, is probed as after an outage.
+ * connection, every 2 s, is probed as after an outage. So is a Sentinel found so (REDIS_URL's
+ * name moved to one), but for /readyz: it serves no data, so no instance counts apart.
  * docs/operations.md, "Metrics and alerts".
  */
 import { createHash } from 'node:crypto';
@@ -175,6 +176,9 @@ function answeredAsReplica(error: unknown): boolean {
 }
 
 const ANSWERED_AS_REPLICA: Refusal = { what: 'REDIS_URL reaches a replica', until: 'it reaches a primary', again: 'REDIS_URL reaches a primary again' };
+
+/** A Sentinel found on a connection once running (`SentinelRole`: REDIS_URL's name moved to one), met as a replica is. */
+const ANSWERED_AS_SENTINEL: Refusal = { what: 'REDIS_URL reaches a Redis Sentinel', until: 'it reaches a primary', again: 'REDIS_URL reaches a primary again' };
 
 /** A Redis that says it is a replica (`wrongRole`), with its answer to ROLE. */
 class ReplicaRole extends Error {}
@@ -688,12 +692,13 @@ export class GuardedRedis {
     // REDIS_URL's user lost a permission since the start (its ACL changed), or its Redis lost a
     // command (restarted with it renamed): no outage, and only that use is refused.
     if (refused !== undefined && use !== undefined) return this.refuse(use, error, refused);
-    if (answeredAsReplica(error)) {
-      // A replica now: no outage, and told once as what it is. Redis is skipped as in an outage,
-      // every user on its fallback, and the connection dropped: each new one (every 2 s, to
-      // where REDIS_URL's name points then) runs what the users send before Redis is used again,
-      // so no request pays a round trip to be refused meanwhile.
-      this.refusal(error, ANSWERED_AS_REPLICA);
+    const notPrimary = answeredAsReplica(error) ? ANSWERED_AS_REPLICA : error instanceof SentinelRole ? ANSWERED_AS_SENTINEL : undefined;
+    if (notPrimary !== undefined) {
+      // A replica or a Sentinel now: no outage, and told once as what it is. Redis is skipped as
+      // in an outage, every user on its fallback, and the connection dropped: each new one (every
+      // 2 s, to where REDIS_URL's name points then, not at once as after a stall) runs what the
+      // users send before Redis is used again, so no request pays a round trip to be refused meanwhile.
+      this.refusal(error, notPrimary);
       return this.drop();
     }
     this.outage(error);

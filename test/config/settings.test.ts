@@ -108,11 +108,15 @@ test('HOST is an IP address or a host name: a value that is neither (a typo, a m
   }
 });
 
-test('a refused REDIS_URL or DATABASE_URL is named without its password, even one not percent-encoded', () => {
+test('a refused REDIS_URL or DATABASE_URL is named without its password, even one not percent-encoded or in its query', () => {
   const cases: Array<Record<string, string>> = [
     { REDIS_URL: 'redis://:pa/ss@w0rd#x@127.0.0.1:6379' },
     { REDIS_URL: 'redis://svc:pa@ssw0rd@127.0.0.1:6379/db2' },
     { DATABASE_URL: 'postgress://svc:pa@ssw0rd@db.internal/svc' },
+    // ioredis and node-postgres take a password from the query too.
+    { REDIS_URL: 'redis://127.0.0.1:6379/db2?password=pa/ssw0rd' },
+    { REDIS_URL: 'sentinel://127.0.0.1:26379/mymaster?sentinelPassword=pa/ssw0rd' },
+    { DATABASE_URL: 'postgress://db.internal/svc?password=pa/ssw0rd' },
   ];
   for (const env of cases) {
     assert.throws(() => loadSettings(env), (e: unknown) => e instanceof SettingsError && /^invalid setting (REDIS|DATABASE)_URL=/.test(e.message) && !/pa[/@]ss|w0rd/.test(e.message) && /db\.internal|127\.0\.0\.1/.test(e.message), JSON.stringify(env));

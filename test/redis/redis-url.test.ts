@@ -482,6 +482,32 @@ test('a REDIS_URL naming a Redis Sentinel stops the start with one line saying s
   }
 });
 
+test('a REDIS_URL that reaches a Redis Sentinel once running (its name moved to one) is told once as what it is, not as Redis unreachable, and a new connection is made every 2 s until it reaches a primary', { timeout: 60_000 }, async () => {
+  let sentinel = false;
+  const moving = await fakeRedis((command) => {
+    if (command[0]?.toUpperCase() !== 'ROLE') return '+OK\r\n';
+    return sentinel ? '*2\r\n$8\r\nsentinel\r\n*1\r\n$8\r\nmymaster\r\n' : '*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n';
+  });
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const redis = new GuardedRedis(`redis://127.0.0.1:${moving.port}`, { logger, uses: [rateLimiterUse] });
+  try {
+    await until(() => moving.sent.some(({ command }) => command[0]?.toUpperCase() === 'ROLE'));
+    sentinel = true;
+    await until(() => redis.isDegraded);
+    const closedThen = moving.closed();
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    assert.ok(moving.closed() - closedThen <= 3, `${moving.closed() - closedThen} connections in 5 s`);
+    assert.deepEqual(lines, ['warn: REDIS_URL reaches a Redis Sentinel; rate limits count in memory per instance until it reaches a primary']);
+    sentinel = false;
+    await until(() => !redis.isDegraded);
+    assert.deepEqual(lines.slice(1), ['info: REDIS_URL reaches a primary again']);
+  } finally {
+    redis.close();
+    await moving.stop();
+  }
+});
+
 test('a Redis demoted to a replica that takes writes (replica-read-only no) without closing its clients is told by the ROLE asked on the connection in use: /readyz answers 503 naming it, limits count in memory, until it is a primary again', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
   const [first, second] = [await scratchRedis('--dir', dir), await scratchRedis('--dir', dir, '--repl-diskless-sync-delay', '0')];
