@@ -45,7 +45,7 @@ export { prepareDatabase } from './base-deps.js';
 
 export interface Deps extends BaseDeps {
   readonly limiter: RateLimiter;
-  /** Whether REDIS_URL reaches a replica (src/redis/connect.ts, `reachesReplica`): /readyz answers 503 meanwhile. */
+  /** Whether REDIS_URL reaches a replica (src/redis/connect.ts, `reachesReplica`): /readyz names it meanwhile. */
   readonly redisReachesReplica: () => boolean;
   /**
    * The resource API's limits (src/core/api/limits.ts), one for every gate of the instance

@@ -36,9 +36,10 @@
  * what it sends is tried again every 2 s until Redis allows it. A write refused as a replica
  * (`READONLY`: failed over), or a new connection's probe or the ROLE asked every 2 s on the
  * connection in use that finds one by its role (a replica that takes writes), is logged as such,
- * once; Redis is skipped meanwhile (`reachesReplica`: /readyz answers 503), and each new
+ * once; Redis is skipped meanwhile (`reachesReplica`: /readyz names it), and each new
  * connection, every 2 s, is probed as after an outage. So is a Sentinel found so (REDIS_URL's
- * name moved to one), but for /readyz: it serves no data, so no instance counts apart.
+ * name moved to one). A Redis found refusing so that then refuses connections is gone: an outage,
+ * told as one (`unreachable`).
  * docs/operations.md, "Metrics and alerts".
  */
 import { createHash } from 'node:crypto';
@@ -475,7 +476,7 @@ export class GuardedRedis {
         return this.drop();
       }
       const refused = refusedSetting(error);
-      if (refused === undefined) return this.outage(error);
+      if (refused === undefined) return this.unreachable(error);
       if (refused === 'credentials') {
         // ioredis drops the connection and tries again (every 2 s at most), refused each time
         // until Redis takes the password again (restarted with another): told once.
@@ -711,6 +712,19 @@ export class GuardedRedis {
   private drop(): void {
     this.dropped = true;
     this.client.disconnect(true);
+  }
+
+  /**
+   * A connection failed (refused, reset, timed out): an outage, whatever Redis was last found to
+   * refuse (a replica, a Sentinel, the password), which no longer answers: /readyz and the log
+   * would otherwise name a replica that is gone, and "Redis unreachable" never be said.
+   */
+  private unreachable(error: unknown): void {
+    if (this.refusalTold !== undefined && !this.closed) {
+      this.refusalTold = undefined;
+      this.degraded = false;
+    }
+    this.outage(error);
   }
 
   private outage(error: unknown): void {

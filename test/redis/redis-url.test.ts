@@ -508,7 +508,7 @@ test('a REDIS_URL that reaches a Redis Sentinel once running (its name moved to 
   }
 });
 
-test('a Redis demoted to a replica that takes writes (replica-read-only no) without closing its clients is told by the ROLE asked on the connection in use: /readyz answers 503 naming it, limits count in memory, until it is a primary again', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+test('a Redis demoted to a replica that takes writes (replica-read-only no) without closing its clients is told by the ROLE asked on the connection in use: /readyz names it and stays 200, limits count in memory, until it is a primary again', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
   const [first, second] = [await scratchRedis('--dir', dir), await scratchRedis('--dir', dir, '--repl-diskless-sync-delay', '0')];
   const t = await startTestApp(temporarySqliteDatabase(), { env: { REDIS_URL: `redis://127.0.0.1:${first.port}` } });
@@ -522,15 +522,44 @@ test('a Redis demoted to a replica that takes writes (replica-read-only no) with
     // Demoted by hand: its clients stay connected, and it answers their writes.
     assert.equal(first.command('', 'CONFIG', 'SET', 'replica-read-only', 'no'), 'OK');
     assert.equal(first.command('', 'REPLICAOF', '127.0.0.1', String(second.port)), 'OK');
-    await until(async () => (await readiness()).status === 503);
-    const { checks } = await readiness();
+    await until(async () => (await readiness()).checks.redis !== undefined);
+    const { status, checks } = await readiness();
+    assert.equal(status, 200, 'served on the fallbacks, as in an outage');
     assert.match(checks.redis ?? '', /^replica: REDIS_URL reaches a replica/);
     assert.equal(checks.rateLimiter, 'degraded');
     assert.equal(first.command('', 'REPLICAOF', 'NO', 'ONE'), 'OK');
-    await until(async () => (await readiness()).status === 200);
+    await until(async () => (await readiness()).checks.rateLimiter === 'redis');
     assert.equal((await readiness()).checks.redis, undefined);
   } finally {
     await t.close();
+    await first.stop();
+    await second.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a Redis found a replica that then refuses connections is an outage: logged as Redis unreachable, and no longer named a replica', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
+  const [first, second] = [await scratchRedis('--dir', dir), await scratchRedis('--dir', dir, '--repl-diskless-sync-delay', '0')];
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const redis = new GuardedRedis(`redis://127.0.0.1:${first.port}`, { logger, meanwhile: 'rate limits count in memory per instance', uses: [rateLimiterUse] });
+  const limiter = new RedisRateLimiter({ redis, keyPrefix: uniqueKeyPrefix() });
+  try {
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+    assert.equal(first.command('', 'REPLICAOF', '127.0.0.1', String(second.port)), 'OK');
+    await until(() => redis.reachesReplica);
+    // Two more connections, each meeting the replica.
+    await new Promise((resolve) => setTimeout(resolve, 4_500));
+    assert.deepEqual(lines, ['warn: REDIS_URL reaches a replica; rate limits count in memory per instance until it reaches a primary'], 'told once');
+    await first.stop();
+    await until(() => lines.length === 2);
+    assert.equal(lines[1], 'warn: Redis unreachable; rate limits count in memory per instance until it is back');
+    assert.equal(redis.reachesReplica, false);
+    assert.equal(limiter.state(), 'degraded');
+  } finally {
+    await limiter.close();
+    redis.close();
     await first.stop();
     await second.stop();
     rmSync(dir, { recursive: true, force: true });

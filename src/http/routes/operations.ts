@@ -29,11 +29,11 @@ export async function operationsRoutes(app: FastifyInstance, options: Operations
     // Not ready while the start checks REDIS_URL: a refusal then stops the process (exit 2).
     const checking = options.startChecking?.() ?? false;
     if (checking) checks.redisSettings = 'checking: Redis answered LOADING or BUSY at start; REDIS_URL is checked once it serves, for 30 s at most';
-    // Not ready while REDIS_URL reaches a replica (a failover the connection has not followed
-    // yet): the instance counts apart from those on the primary, so traffic goes to them.
-    const replica = app.deps.redisReachesReplica();
-    if (replica) checks.redis = 'replica: REDIS_URL reaches a replica; rate limits count in memory and DPoP proofs go to the database until it reaches a primary';
-    const ready = checks.database === 'ok' && checks.signingKeys === 'ok' && !checking && !replica;
+    // REDIS_URL reaching a replica (a failover the connection has not followed yet) is told, and
+    // served through as an outage is, on the fallbacks: unready, every instance would leave the
+    // load balancer at each failover until REDIS_URL's name moved (docs/operations.md).
+    if (app.deps.redisReachesReplica()) checks.redis = 'replica: REDIS_URL reaches a replica; rate limits count in memory and DPoP proofs go to the database until it reaches a primary';
+    const ready = checks.database === 'ok' && checks.signingKeys === 'ok' && !checking;
     return reply.code(ready ? 200 : 503).header('cache-control', 'no-store')
       .send({ status: ready ? 'ready' : 'unavailable', checks });
   });
