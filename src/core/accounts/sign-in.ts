@@ -183,9 +183,12 @@ async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username
  * event is the password's, with the passkey shown, if one was; the account's log gets no line.
  */
 export function recordUnusableSignIn(deps: Pick<SignInDeps, 'audit'>, user: Pick<User, 'id' | 'username'>, origin: Pick<AttemptOrigin, 'address' | 'requestId'>, passkeyId?: string): void {
-  deps.audit.record({
-    audit: 'sign_in.failed', username: user.username, reason: 'account_unusable', address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}),
-  }, origin.requestId);
+  deps.audit.record(knownAccountRefusal(user, 'account_unusable', origin, passkeyId), origin.requestId);
+}
+
+/** The audit event of a sign-in of `user`'s refused for `reason`, with the passkey shown, if one was. */
+function knownAccountRefusal(user: Pick<User, 'id' | 'username'>, reason: SignInFailure, origin: Pick<AttemptOrigin, 'address'>, passkeyId: string | undefined): AuditEvent {
+  return { audit: 'sign_in.failed', username: user.username, reason, address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}) };
 }
 
 /** A refusal after the password, or at a passkey: the account is known. */
@@ -219,7 +222,7 @@ export async function recordRefusedSignIn(
 ): Promise<void> {
   const limit = TOLD_PER_WINDOW[reason];
   const told = limit === undefined || (await deps.limiter.hit(`signin:told:${reason}:${user.id}`, limit, SIGN_IN_WINDOW_SECONDS, deps.clock.now())).allowed;
-  const audit: AuditEvent = { audit: 'sign_in.failed', username: user.username, reason, address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}) };
+  const audit = knownAccountRefusal(user, reason, origin, passkeyId);
   if (!told) return deps.audit.record(audit, origin.requestId);
   await deps.securityLog.record({
     userId: user.id, kind: 'sign_in.failed', origin: { address: origin.address, userAgent: origin.userAgent, requestId: origin.requestId }, detail: { reason: REFUSAL_WORDS[reason] },
