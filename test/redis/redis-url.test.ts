@@ -25,7 +25,7 @@ import { createStores } from '../../src/storage/stores.js';
 import { startTestApp } from '../support/app.js';
 import { temporarySqliteDatabase, temporarySqlitePath } from '../support/databases.js';
 import { compiled, run, SERVICE_ENTRY } from '../support/processes.js';
-import { type ScratchRedis, fakeRedis, holdEventLoop, redisUrl, scratchRedis, scratchSentinel, skipWithoutRedis, skipWithoutRedisServer, uniqueKeyPrefix } from '../support/redis.js';
+import { type ScratchRedis, fakeRedis, holdEventLoop, loggedLines, redisUrl, scratchRedis, scratchSentinel, skipWithoutRedis, skipWithoutRedisServer, uniqueKeyPrefix } from '../support/redis.js';
 import { TestSmtpServer } from '../support/smtp.js';
 import { freePort } from '../support/instances.js';
 import { TcpRelay } from '../support/relay.js';
@@ -41,8 +41,7 @@ function withDatabase(db: number): string {
 }
 
 test('a REDIS_URL database the Redis does not have is never exchanged for database 0: counters stay in memory, the limiter says degraded', { skip: skipWithoutRedis }, async () => {
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const { lines, logger } = loggedLines();
   const redis = new GuardedRedis(withDatabase(99), { logger, meanwhile: 'rate limits count in memory per instance' });
   const keyPrefix = uniqueKeyPrefix();
   const limiter = new RedisRateLimiter({ redis, keyPrefix });
@@ -154,8 +153,7 @@ test('a Redis with a command the service sends renamed away stops the start with
   }
   // Running: the replay cache's SET answered between the limiter's refused EVALSHAs.
   const redis = await scratchRedis('--rename-command', 'EVALSHA', '');
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const { lines, logger } = loggedLines();
   const shared = new GuardedRedis(`redis://127.0.0.1:${redis.port}`, { logger, uses: REDIS_USES });
   const limiter = new RedisRateLimiter({ redis: shared });
   const replay = new RedisReplayStore({ redis: shared, fallback: { claim: async () => true } });
@@ -189,8 +187,7 @@ test('a Redis whose INFO the ACL user may not run, as managed Redis often has it
 
 test('a Redis with INFO renamed away, as managed Redis often has it, is used: counters are shared in Redis, not kept in memory', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
   const redis = await scratchRedis('--rename-command', 'INFO', '');
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const { lines, logger } = loggedLines();
   const url = `redis://127.0.0.1:${redis.port}`;
   const keyPrefix = uniqueKeyPrefix();
   const limiter = new RedisRateLimiter({ url, keyPrefix, logger });
@@ -240,8 +237,7 @@ test('a permission REDIS_URL\'s user loses once running (its ACL changed) is log
   // A database of this test's own, and an ACL user made for it.
   const admin = new Redis(withDatabase(12));
   const { user, url } = await aclUser(admin);
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const { lines, logger } = loggedLines();
   const redis = new GuardedRedis(url, { logger, meanwhile: 'rate limits count in memory per instance', uses: [rateLimiterUse] });
   const keyPrefix = uniqueKeyPrefix();
   const limiter = new RedisRateLimiter({ redis, keyPrefix });
@@ -307,8 +303,7 @@ test('a Redis 250 ms away passes the start\'s check and is used again after an o
   await relay.open();
   const relayed = new URL(target);
   relayed.host = `127.0.0.1:${relay.port}`;
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const { lines, logger } = loggedLines();
   // The handshake and each command have 1 s: four round trips, where the eight scripts and claim one after the other took eight.
   const redis = new GuardedRedis(relayed.href, { logger, meanwhile: 'rate limits count in memory per instance', uses: REDIS_USES, commandTimeoutMs: 1000 });
   const keyPrefix = uniqueKeyPrefix();
@@ -342,8 +337,7 @@ test('a Redis that becomes a replica once running (a failover) is logged once as
   // REDIS_URL's name, which a failover points at the new primary.
   const relay = new TcpRelay({ host: '127.0.0.1', port: first.port });
   await relay.open();
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const { lines, logger } = loggedLines();
   const limiter = new RedisRateLimiter({ url: `redis://127.0.0.1:${relay.port}`, logger });
   try {
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
@@ -407,8 +401,7 @@ test('a REDIS_URL user that may not run ROLE (ACL -role, as managed Redis often 
   const primary = await scratchRedis('--dir', dir, ...user);
   const replica = await scratchRedis('--dir', dir, '--replicaof', '127.0.0.1', String(primary.port), ...user);
   const url = (port: number) => `redis://no-role:no-role-password@127.0.0.1:${port}`;
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const { lines, logger } = loggedLines();
   const limiter = new RedisRateLimiter({ url: url(primary.port), logger });
   try {
     const { code, output } = await startedOn(url(replica.port));
@@ -432,8 +425,7 @@ test('a REDIS_URL user that may not run ROLE (ACL -role, as managed Redis often 
 test('a Redis that becomes a replica taking writes (replica-read-only no) in a failover, which closes its clients, is told by its ROLE on the new connection: logged once as a replica, nothing written to it, and used again once it is a primary', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
   const [first, second] = [await scratchRedis('--dir', dir), await scratchRedis('--dir', dir, '--repl-diskless-sync-delay', '0')];
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const { lines, logger } = loggedLines();
   const limiter = new RedisRateLimiter({ url: `redis://127.0.0.1:${first.port}`, logger });
   const key = `svc:rl:k:${Math.floor(T0 / 60_000) * 60}`;
   try {
@@ -488,8 +480,7 @@ test('a REDIS_URL that reaches a Redis Sentinel once running (its name moved to 
     if (command[0]?.toUpperCase() !== 'ROLE') return '+OK\r\n';
     return sentinel ? '*2\r\n$8\r\nsentinel\r\n*1\r\n$8\r\nmymaster\r\n' : '*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n';
   });
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const { lines, logger } = loggedLines();
   const redis = new GuardedRedis(`redis://127.0.0.1:${moving.port}`, { logger, uses: [rateLimiterUse] });
   try {
     await until(() => moving.sent.some(({ command }) => command[0]?.toUpperCase() === 'ROLE'));
@@ -541,8 +532,7 @@ test('a Redis demoted to a replica that takes writes (replica-read-only no) with
 test('a Redis found a replica that then refuses connections is an outage: logged as Redis unreachable, and no longer named a replica', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
   const [first, second] = [await scratchRedis('--dir', dir), await scratchRedis('--dir', dir, '--repl-diskless-sync-delay', '0')];
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const { lines, logger } = loggedLines();
   const redis = new GuardedRedis(`redis://127.0.0.1:${first.port}`, { logger, meanwhile: 'rate limits count in memory per instance', uses: [rateLimiterUse] });
   const limiter = new RedisRateLimiter({ redis, keyPrefix: uniqueKeyPrefix() });
   try {
@@ -694,8 +684,7 @@ test('a permission Redis refuses one user of the shared connection sends only th
     ] as const) {
       const { user, url } = await aclUser(admin);
       users.push(user);
-      const lines: string[] = [];
-      const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+      const { lines, logger } = loggedLines();
       const shared = new GuardedRedis(url, { logger, uses: REDIS_USES });
       const limiter = new RedisRateLimiter({ redis: shared, keyPrefix: `${keyPrefix}${user}:` });
       const database = new Set<string>();
@@ -747,8 +736,7 @@ test('a connection made again while Redis refuses the user its scripts (ACL -@sc
   const admin = new Redis(withDatabase(12));
   const { user, url } = await aclUser(admin);
   const keyPrefix = uniqueKeyPrefix();
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const { lines, logger } = loggedLines();
   const shared = new GuardedRedis(url, { logger, uses: REDIS_USES });
   const limiter = new RedisRateLimiter({ redis: shared, keyPrefix });
   const database: string[] = [];
@@ -784,8 +772,7 @@ test('a Redis BUSY with a script when a connection is made once running is logge
   const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
   const looping = new Redis(`redis://127.0.0.1:${busy.port}`);
   looping.on('error', () => {});
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const { lines, logger } = loggedLines();
   let shared: GuardedRedis | undefined;
   let limiter: RedisRateLimiter | undefined;
   try {

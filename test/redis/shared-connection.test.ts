@@ -15,7 +15,7 @@ import { REDIS_USES } from '../../src/deps.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { checkRedisDatabase, GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
 import { RedisReplayStore } from '../../src/replay/redis.js';
-import { holdEventLoop, redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
+import { holdEventLoop, loggedLines, redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
 import { TcpRelay } from '../support/relay.js';
 import { until } from '../support/eventually.js';
 
@@ -34,8 +34,7 @@ class RecordingStore implements DpopReplayStore {
 
 /** A guarded connection to `url` whose log lines are kept in `lines` (`warn: …`, `info: …`). */
 function loggedRedis(url: string, commandTimeoutMs: number): { redis: GuardedRedis; lines: string[] } {
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const { lines, logger } = loggedLines();
   return { redis: new GuardedRedis(url, { logger, meanwhile: 'both fall back', commandTimeoutMs }), lines };
 }
 
@@ -699,8 +698,7 @@ test('a replica of Redis 6, whose scripts answer a write refused as ERR Error ru
   });
   await new Promise<void>((resolve) => replica.listen(0, '127.0.0.1', resolve));
   const url = `redis://127.0.0.1:${(replica.address() as { port: number }).port}`;
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const { lines, logger } = loggedLines();
   const redis = new GuardedRedis(url, { logger, uses: REDIS_USES });
   const limiter = new RedisRateLimiter({ redis, keyPrefix: uniqueKeyPrefix() });
   try {

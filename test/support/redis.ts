@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { type Socket, connect, createServer } from 'node:net';
 import { join } from 'node:path';
+import type { RedisLogger } from '../../src/redis/connect.js';
 import { freePort } from './ports.js';
 
 export const redisUrl = process.env.TEST_REDIS_URL || undefined;
@@ -164,4 +165,10 @@ function parseCommand(buffer: Buffer): { args: string[]; length: number } | unde
     at = end + 2;
   }
   return { args, length: at };
+}
+
+/** A `RedisLogger` that keeps each line it is told, in order, as `warn: …` or `info: …`. */
+export function loggedLines(): { lines: string[]; logger: RedisLogger } {
+  const lines: string[] = [];
+  return { lines, logger: { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) } };
 }
