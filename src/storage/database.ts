@@ -587,8 +587,8 @@ export interface SqliteShortcuts {
 }
 
 /**
- * Times a new transaction is run when PostgreSQL ended it as a deadlock's victim (40P01), or for
- * a statement a newer release's migration made stale (`isStalePlan`).
+ * Times a new transaction (or a statement sent alone, `aloneRetried`) is run when PostgreSQL ended
+ * it as a deadlock's victim (40P01), or for a statement a newer release's migration made stale (`isStalePlan`).
  */
 const TRANSACTION_ATTEMPTS = 3;
 
@@ -600,14 +600,29 @@ const TRANSACTION_ATTEMPTS = 3;
  * made stale by a newer release's migration aborts the transaction once per connection; the next
  * attempt prepares it anew (`withNamedStatements`).
  */
-export async function inTransaction<T>(db: Kysely<Database>, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+export function inTransaction<T>(db: Kysely<Database>, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
   if (db.isTransaction) return work(db);
-  for (let attempt = 1; ; attempt++) {
+  return attempted(() => db.transaction().execute(work), (error) => isDeadlockVictim(error) || isStalePlan(error));
+}
+
+/**
+ * Runs one statement sent alone (its own transaction) again when PostgreSQL chose it as a
+ * deadlock's victim, as `inTransaction` runs a transaction again: rolled back whole, it is run
+ * anew on what is committed since. (A stale statement sent alone is already sent again, `withNamedStatements`.)
+ */
+export function aloneRetried<T>(statement: () => Promise<T>): Promise<T> {
+  return attempted(statement, isDeadlockVictim);
+}
+
+const isDeadlockVictim = (error: unknown): boolean => (error as { code?: unknown }).code === '40P01';
+
+/** `attempt`, run again while it fails as `again` says, TRANSACTION_ATTEMPTS times in all. */
+async function attempted<T>(attempt: () => Promise<T>, again: (error: unknown) => boolean): Promise<T> {
+  for (let count = 1; ; count++) {
     try {
-      return await db.transaction().execute(work);
+      return await attempt();
     } catch (error) {
-      const again = (error as { code?: unknown }).code === '40P01' || isStalePlan(error);
-      if (attempt >= TRANSACTION_ATTEMPTS || !again) throw error;
+      if (count >= TRANSACTION_ATTEMPTS || !again(error)) throw error;
     }
   }
 }

@@ -115,4 +115,26 @@ onPostgres('a refresh token\'s rotation on PostgreSQL', (database) => {
     const usedAfter = await monitor.query<{ last_used_at: string }>('select last_used_at from grants where id = $1', [grantId]);
     assert.equal(usedAfter.rows[0]!.last_used_at, usedBefore.rows[0]!.last_used_at, 'the revoked grant\'s last use stays before its revocation');
   });
+
+  test('a refresh whose write PostgreSQL ends as a deadlock\'s victim, against a deletion of its account, is refused as the deleted grant\'s token, not failed', { timeout: 60_000 }, async () => {
+    const { grantId, refresh } = await withTokens();
+    t.clock.advance(120_000);
+    await monitor.query('begin');
+    let answer: Promise<Response> | undefined;
+    try {
+      // The member's own deletion, in its order: the grants revoked first, then erased, which
+      // erases their tokens (ON DELETE CASCADE) and so wants the row the rotation has taken.
+      await monitor.query(`update grants set revoked_at = $1, revoked_reason = 'account_unusable' where id = $2`, [t.clock.now(), grantId]);
+      answer = refresh();
+      // The rotation has taken its token and waits to mark the grant used.
+      await untilWaitedOn(monitor);
+      await monitor.query('delete from grants where id = $1', [grantId]);
+      await monitor.query('commit');
+    } finally {
+      await monitor.query('rollback').catch(() => undefined);
+    }
+    const response = await answer!;
+    assert.equal(response.status, 400);
+    assert.equal(((await response.json()) as { error: string }).error, 'invalid_grant');
+  });
 });

@@ -73,4 +73,28 @@ onPostgres('attack78 the grant touched after the redemption committed', (databas
       await outside.end();
     }
   });
+
+  test('a redemption whose write PostgreSQL ends as a deadlock\'s victim, against a deletion of its account, is refused as the erased grant\'s code, not failed', { timeout: 60_000 }, async () => {
+    const { code, fields } = await freshCode(t);
+    t.clock.advance(120_000);
+    const outside = new pg.Client({ connectionString: database.url });
+    await outside.connect();
+    try {
+      const { rows: [grant] } = await outside.query<{ id: number }>('select grant_id as id from authorization_codes where code_hash = $1', [hashSecret(code)]);
+      await outside.query('begin');
+      // The member's own deletion, in its order: the grants revoked, then erased with their codes
+      // (ON DELETE CASCADE), which wants the code the redemption has taken.
+      await outside.query(`update grants set revoked_at = $1, revoked_reason = 'account_unusable' where id = $2`, [t.clock.now(), grant!.id]);
+      const answer = tokenRequest(t, fields);
+      await untilWaitedOn(outside);
+      await outside.query('delete from grants where id = $1', [grant!.id]);
+      await outside.query('commit');
+      const response = await answer;
+      assert.equal(response.status, 400);
+      assert.equal(((await response.json()) as { error: string }).error, 'invalid_grant');
+    } finally {
+      await outside.query('rollback').catch(() => undefined);
+      await outside.end();
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
 import type { AuthorizationCode, CodeRedemption, CodeStore, GrantWithUser, PresentedCode, Redemption } from '../../../core/oauth/ports.js';
 import type { Instant } from '../../../core/time.js';
-import { type CompiledQueries, type QueryBuilder, keyIsAnyOf } from '../../database.js';
+import { type CompiledQueries, type QueryBuilder, aloneRetried, keyIsAnyOf } from '../../database.js';
 import type { AuthorizationCodesTable, Database } from '../../schema.js';
 import {
   GRANT_WITH_USER_COLUMNS, KyselyGrantStore, NEW_GRANT, type GrantWithUserRow, consumeWithGrant, consumedWithGrant, createGrant, grantValues, toGrantWithUser,
@@ -237,10 +237,12 @@ export class KyselyCodeStore implements CodeStore {
     }
     const issuance = await how.issue(toCode(found.code), toGrantWithUser(found)!);
     if (issuance === undefined) return NOT_CONSUMED;
-    const written = await this.queries.first(this.db, consumeIssuing, [
+    // Run again as PostgreSQL's deadlock victim, as a transaction is: an account's deletion holds the
+    // grant this write waits to mark used, then erases it, and so wants the code this write took.
+    const written = await aloneRetried(() => this.queries.first(this.db, consumeIssuing, [
       ...consumeParameters(presented, now), ...Object.values(tokenValues(issuance.access)), ...Object.values(tokenValues(issuance.refresh)),
       now, now, issuance.touchGrant,
-    ]);
+    ]));
     if (written === undefined) return NOT_CONSUMED;
     if (!written.issued) {
       // Consumed, not issued: the grant was revoked or its user changed since the read, as

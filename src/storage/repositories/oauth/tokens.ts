@@ -4,7 +4,7 @@ import type {
   BearerRecord, GrantWithUser, IssuedToken, NewIssuedToken, RefreshRotation, RefreshToken, Succession, TokenStore,
 } from '../../../core/oauth/ports.js';
 import type { Instant } from '../../../core/time.js';
-import { type CompiledQueries, type QueryBuilder, keyIsAnyOf } from '../../database.js';
+import { type CompiledQueries, type QueryBuilder, aloneRetried, keyIsAnyOf } from '../../database.js';
 import type { AccessTokensTable, Database, RefreshTokensTable } from '../../schema.js';
 import { GRANT_WITH_USER_COLUMNS, type GrantWithUserRow, KyselyGrantStore, consumeWithGrant, consumedWithGrant, toGrantWithUser } from './grants.js';
 import { USER_COLUMNS, toUser } from '../accounts/users.js';
@@ -240,9 +240,11 @@ export class KyselyTokenStore implements TokenStore {
     how.check(token, granted);
     const issuance = await how.issue(token, granted!);
     if (issuance.succeeds) throw new Error('a successor is recorded only by a rotation that says so (recordsSuccessor)');
-    const written = await this.queries.first(this.db, rotateInOneWrite, [
+    // Run again as PostgreSQL's deadlock victim, as the transaction was: an account's deletion holds
+    // the grant this write waits to mark used, then erases it, and so wants the token this write took.
+    const written = await aloneRetried(() => this.queries.first(this.db, rotateInOneWrite, [
       now, tokenHash, ...Object.values(tokenValues(issuance.access)), ...Object.values(tokenValues(issuance.refresh)), now, now, issuance.touchGrant,
-    ]);
+    ]));
     if (written !== undefined) return issuance.answer;
     // Not taken: a racing rotation or a revocation came first (the replay and reuse paths read it),
     // or the grant or the account ended since the read. That is worded as the transaction would
