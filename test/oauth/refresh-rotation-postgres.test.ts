@@ -15,7 +15,7 @@ import { hashSecret } from '../../src/core/credentials/formats.js';
 import { ACCOUNT_NOT_ACTIVE } from '../../src/core/errors.js';
 import type { KeySet } from '../../src/core/oidc/key-ring.js';
 import type { TestApp } from '../support/app.js';
-import { onPostgres, untilWaitedOn } from '../support/databases.js';
+import { onPostgres, racingGrantRevocation } from '../support/databases.js';
 import { clientFields, newClient, obtainTokens, signedInBrowser, startOAuthApp, tokenRequest } from './helpers.js';
 
 onPostgres('a refresh token\'s rotation on PostgreSQL', (database) => {
@@ -100,18 +100,9 @@ onPostgres('a refresh token\'s rotation on PostgreSQL', (database) => {
     // The grant's "last used" is due again: the refresh comes two minutes after the code's exchange.
     t.clock.advance(120_000);
     const usedBefore = await monitor.query<{ last_used_at: string }>('select last_used_at from grants where id = $1', [grantId]);
-    await monitor.query('begin');
-    let answer: Promise<Response> | undefined;
-    try {
-      await monitor.query(`update grants set revoked_at = $1, revoked_reason = 'consent_withdrawn' where id = $2`, [t.clock.now(), grantId]);
-      answer = refresh();
-      // The rotation's statement, its snapshot taken before the revocation commits, waits on the grant's row.
-      await untilWaitedOn(monitor);
-      await monitor.query('commit');
-    } finally {
-      await monitor.query('rollback').catch(() => undefined);
-    }
-    assert.equal((await answer).status, 200, 'admitted before the revocation');
+    // The rotation's statement, its snapshot taken before the revocation commits, waits on the grant's row.
+    const answer = await racingGrantRevocation(monitor, grantId, 'consent_withdrawn', t.clock.now(), refresh);
+    assert.equal(answer.status, 200, 'admitted before the revocation');
     const usedAfter = await monitor.query<{ last_used_at: string }>('select last_used_at from grants where id = $1', [grantId]);
     assert.equal(usedAfter.rows[0]!.last_used_at, usedBefore.rows[0]!.last_used_at, 'the revoked grant\'s last use stays before its revocation');
   });
@@ -119,21 +110,11 @@ onPostgres('a refresh token\'s rotation on PostgreSQL', (database) => {
   test('a refresh whose write PostgreSQL ends as a deadlock\'s victim, against a deletion of its account, is refused as the deleted grant\'s token, not failed', { timeout: 60_000 }, async () => {
     const { grantId, refresh } = await withTokens();
     t.clock.advance(120_000);
-    await monitor.query('begin');
-    let answer: Promise<Response> | undefined;
-    try {
-      // The member's own deletion, in its order: the grants revoked first, then erased, which
-      // erases their tokens (ON DELETE CASCADE) and so wants the row the rotation has taken.
-      await monitor.query(`update grants set revoked_at = $1, revoked_reason = 'account_unusable' where id = $2`, [t.clock.now(), grantId]);
-      answer = refresh();
-      // The rotation has taken its token and waits to mark the grant used.
-      await untilWaitedOn(monitor);
-      await monitor.query('delete from grants where id = $1', [grantId]);
-      await monitor.query('commit');
-    } finally {
-      await monitor.query('rollback').catch(() => undefined);
-    }
-    const response = await answer!;
+    // The member's own deletion, in its order: the grants revoked first, then erased, which erases
+    // their tokens (ON DELETE CASCADE) and so wants the row the rotation has taken while it waits
+    // to mark the grant used.
+    const response = await racingGrantRevocation(monitor, grantId, 'account_unusable', t.clock.now(), refresh,
+      () => monitor.query('delete from grants where id = $1', [grantId]));
     assert.equal(response.status, 400);
     assert.equal(((await response.json()) as { error: string }).error, 'invalid_grant');
   });

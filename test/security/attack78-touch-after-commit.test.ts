@@ -14,7 +14,7 @@ import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { hashSecret } from '../../src/core/credentials/formats.js';
 import type { TestApp } from '../support/app.js';
-import { onPostgres, untilWaitedOn } from '../support/databases.js';
+import { onPostgres, racingGrantRevocation } from '../support/databases.js';
 import { freshCode, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
 
 onPostgres('attack78 the grant touched after the redemption committed', (database) => {
@@ -59,13 +59,9 @@ onPostgres('attack78 the grant touched after the redemption committed', (databas
     try {
       const { rows: [grant] } = await outside.query<{ id: number; last_used_at: string }>(
         'select g.id, g.last_used_at from grants g join authorization_codes c on c.grant_id = g.id where c.code_hash = $1', [hashSecret(code)]);
-      await outside.query('begin');
-      await outside.query(`update grants set revoked_at = $1, revoked_reason = 'consent_withdrawn' where id = $2`, [t.clock.now(), grant!.id]);
-      const answer = tokenRequest(t, fields);
       // The redemption's statement, its snapshot taken before the revocation commits, waits on the grant's row.
-      await untilWaitedOn(outside);
-      await outside.query('commit');
-      assert.equal((await answer).status, 200, 'admitted before the revocation');
+      const answer = await racingGrantRevocation(outside, grant!.id, 'consent_withdrawn', t.clock.now(), () => tokenRequest(t, fields));
+      assert.equal(answer.status, 200, 'admitted before the revocation');
       const { rows: [touched] } = await outside.query<{ last_used_at: string }>('select last_used_at from grants where id = $1', [grant!.id]);
       assert.equal(touched!.last_used_at, grant!.last_used_at, 'the revoked grant\'s last use stays before its revocation');
     } finally {
@@ -81,15 +77,10 @@ onPostgres('attack78 the grant touched after the redemption committed', (databas
     await outside.connect();
     try {
       const { rows: [grant] } = await outside.query<{ id: number }>('select grant_id as id from authorization_codes where code_hash = $1', [hashSecret(code)]);
-      await outside.query('begin');
       // The member's own deletion, in its order: the grants revoked, then erased with their codes
       // (ON DELETE CASCADE), which wants the code the redemption has taken.
-      await outside.query(`update grants set revoked_at = $1, revoked_reason = 'account_unusable' where id = $2`, [t.clock.now(), grant!.id]);
-      const answer = tokenRequest(t, fields);
-      await untilWaitedOn(outside);
-      await outside.query('delete from grants where id = $1', [grant!.id]);
-      await outside.query('commit');
-      const response = await answer;
+      const response = await racingGrantRevocation(outside, grant!.id, 'account_unusable', t.clock.now(), () => tokenRequest(t, fields),
+        () => outside.query('delete from grants where id = $1', [grant!.id]));
       assert.equal(response.status, 400);
       assert.equal(((await response.json()) as { error: string }).error, 'invalid_grant');
     } finally {

@@ -123,3 +123,24 @@ export async function untilWaitedOn(holder: pg.Client, timeoutMs = 15_000): Prom
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/**
+ * Revokes grant `grantId` for `reason` in an open transaction of `holder` (PostgreSQL), sends
+ * `request` meanwhile, and once its statement waits on the grant's row runs `meanwhile` (the
+ * grant's erasure, say) and commits: the request's answer, which raced the revocation.
+ */
+export async function racingGrantRevocation(
+  holder: pg.Client, grantId: number, reason: string, at: number, request: () => Promise<Response>, meanwhile: () => Promise<unknown> = async () => undefined,
+): Promise<Response> {
+  await holder.query('begin');
+  try {
+    await holder.query('update grants set revoked_at = $1, revoked_reason = $2 where id = $3', [at, reason, grantId]);
+    const answer = request();
+    await untilWaitedOn(holder);
+    await meanwhile();
+    await holder.query('commit');
+    return await answer;
+  } finally {
+    await holder.query('rollback').catch(() => undefined);
+  }
+}
