@@ -92,19 +92,25 @@ export interface Deps extends BaseDeps {
 
 export interface DepsOverrides extends BaseDepsOverrides {
   limiter?: RateLimiter;
+  /**
+   * Put before the limiter's (`rl:`) and the replay cache's (`dpop:`) keys in Redis instead of
+   * `svc:`: tests give each app one of its own, so a run never counts on top of an earlier run's
+   * windows, which a test's fixed clock would otherwise meet again.
+   */
+  redisKeyPrefix?: string;
 }
 
 /** What the service sends Redis: the start's check runs it, and a connection after an outage too (src/redis/connect.ts). */
 export const REDIS_USES: readonly RedisUse[] = [rateLimiterUse, replayUse];
 
 /** Redis when REDIS_URL is set (counters shared by every instance), memory otherwise. */
-function createLimiter(redis: GuardedRedis | undefined): RateLimiter {
-  return redis ? new RedisRateLimiter({ redis }) : new MemoryRateLimiter();
+function createLimiter(redis: GuardedRedis | undefined, keyPrefix: string | undefined): RateLimiter {
+  return redis ? new RedisRateLimiter({ redis, ...(keyPrefix === undefined ? {} : { keyPrefix: `${keyPrefix}rl:` }) }) : new MemoryRateLimiter();
 }
 
 /** Where accepted DPoP proofs are remembered: Redis when REDIS_URL is set (the database while it is away), else the database. */
-function createDpopReplay(redis: GuardedRedis | undefined, stores: Stores): DpopReplayStore {
-  return redis ? new RedisReplayStore({ redis, fallback: stores.dpopProofs }) : stores.dpopProofs;
+function createDpopReplay(redis: GuardedRedis | undefined, stores: Stores, keyPrefix: string | undefined): DpopReplayStore {
+  return redis ? new RedisReplayStore({ redis, fallback: stores.dpopProofs, ...(keyPrefix === undefined ? {} : { keyPrefix: `${keyPrefix}dpop:` }) }) : stores.dpopProofs;
 }
 
 export function createDeps(settings: Settings, overrides: DepsOverrides = {}): Deps {
@@ -115,10 +121,10 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     logger: pino({ level: settings.logLevel, name: 'redis' }),
     uses: REDIS_USES,
   });
-  const limiter = overrides.limiter ?? createLimiter(redis);
+  const limiter = overrides.limiter ?? createLimiter(redis, overrides.redisKeyPrefix);
   const keys = new KeyRing(stores, clock, settings.keysSecret);
   const metrics = createMetrics();
-  const dpopReplay = createDpopReplay(redis, stores);
+  const dpopReplay = createDpopReplay(redis, stores, overrides.redisKeyPrefix);
   const sender = new HttpLogoutSender({ allowPrivateAddresses: settings.backchannelAllowPrivate, timeoutMs: SEND_TIMEOUT_MS });
   const mailTransport = createMailTransport(settings.mail, settings.mailFrom);
   const words = siteTranslator(settings.siteNames);

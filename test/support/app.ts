@@ -11,6 +11,7 @@ import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
 import { TestClock } from './clock.js';
 import type { TestDatabase } from './databases.js';
 import { PORT_ATTEMPTS, freePort, portTaken } from './ports.js';
+import { uniqueKeyPrefix } from './redis.js';
 import { TestSmtpServer } from './smtp.js';
 
 export interface TestApp {
@@ -69,6 +70,7 @@ async function startOnPort(database: TestDatabase, options: TestAppOptions, cloc
     clock,
     audit: { record: (event, reqId) => { audit.push(event); auditLog?.record(event, reqId); } },
     ...(options.limiter ? { limiter: options.limiter } : {}),
+    redisKeyPrefix: uniqueKeyPrefix(),
   });
   let app: FastifyInstance | undefined;
   try {
