@@ -9,6 +9,7 @@ import { type IncomingMessage, request } from 'node:http';
 import { after, before, test } from 'node:test';
 import type { Kysely } from 'kysely';
 import { deleteAccount } from '../../src/core/accounts/account-deletion.js';
+import { setAccountStatus } from '../../src/core/accounts/accounts.js';
 import { DATA_DOWNLOADS_AT_ONCE, DATA_DOWNLOADS_WAITING, DATA_PAGE, dataDownloadQueue } from '../../src/core/accounts/data-export.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import type { PostStore } from '../../src/core/community/ports.js';
@@ -275,6 +276,13 @@ forEachDatabase('downloading one\'s data', (database) => {
     }
   }
 
+  /** The download's whole text, or the error its reader met part-way. */
+  async function readToEnd(visitor: Visitor): Promise<{ text: string } | { error: unknown }> {
+    const response = await startDownload(visitor);
+    assert.equal(response.status, 200);
+    return response.text().then((text) => ({ text }), (error: unknown) => ({ error }));
+  }
+
   /** The download's reply as it comes, unread (`signal` ends it). */
   async function startDownload(visitor: Visitor, signal?: AbortSignal): Promise<Response> {
     const body = new URLSearchParams({ _csrf: await visitor.csrf(), password: PASSWORD });
@@ -304,13 +312,21 @@ forEachDatabase('downloading one\'s data', (database) => {
     await writePosts(user, 3 * DATA_PAGE, 100);
     const outcome = await whilePostPagesRead((call) => {
       if (call === 3) throw new Error('the database went away (a test)');
-    }, async () => {
-      const response = await startDownload(visitor);
-      return response.text().then((text) => ({ text }), (error: unknown) => ({ error }));
-    }).catch((error: unknown) => ({ error }));
+    }, () => readToEnd(visitor)).catch((error: unknown) => ({ error }));
     assert.ok('error' in outcome, 'the reader sees the download fail');
     await turnsGivenBack();
     assert.equal((await download(visitor, { password: PASSWORD })).status, 200, 'the turn was given back');
+  });
+
+  test('an account suspended while its data is read has its download broken off at the next page: the reader is left with a failed download', async () => {
+    const { user, visitor } = await member();
+    await writePosts(user, 3 * DATA_PAGE, 100);
+    const outcome = await whilePostPagesRead(async (call) => {
+      if (call === 2) assert.ok(await setAccountStatus(t.deps.stores, t.clock, user.id, 'suspended'));
+    }, () => readToEnd(visitor));
+    assert.ok('error' in outcome, `the reader sees the download fail, not a file of ${'text' in outcome ? outcome.text.length : 0} characters`);
+    await turnsGivenBack();
+    assert.deepEqual(dataDownloadQueue.state, { running: 0, waiting: 0 });
   });
 
   test('a download holds its turn while its reader reads, and gives it back when the reader goes away', async () => {
@@ -373,12 +389,10 @@ forEachDatabase('downloading one\'s data', (database) => {
       const deleted = await deleteAccount(t.deps, user, { password: PASSWORD, code: '' }, { address: '127.0.0.1', deviceCookie: undefined });
       assert.equal(deleted.ok, true);
     };
-    // Deleted while the file is read: the file is the picture from before, and the deletion erased its line.
+    // Deleted while the file is read: the file is broken off, and the deletion erased its line.
     const during = await member();
     await writePosts(during.user, 1, 10);
-    const file = await whilePostPagesRead(() => erase(during.user), () => download(during.visitor, { password: PASSWORD }));
-    assert.equal(file.status, 200);
-    assert.equal(dataOf(file).profile.status, 'active');
+    assert.ok('error' in await whilePostPagesRead(() => erase(during.user), () => readToEnd(during.visitor)), 'the reader sees the download fail');
     assert.deepEqual((await t.deps.stores.securityEvents.listForUser(during.user.id, 0, 10)).items, [], 'no line outlives the erase');
     // Deleted between the line and the picture: no file, and nothing left.
     const before = await member();

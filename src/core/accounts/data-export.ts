@@ -91,8 +91,9 @@ export type DataDownload = { ok: true } | OwnerProofRefusal;
  * Writes the member's file to `sink`, in its turn of `dataDownloadQueue`, held until the file
  * ends or the sink refuses a piece. Throws `DataDownloadsBusyError` once the owner is confirmed,
  * when the line is full, and `AccountUnusableError` when the account is no longer active; either
- * before `begin`. A read that fails after `begin` throws too: the caller must then break the file
- * off, never end it as if whole.
+ * before `begin`. A read that fails after `begin` throws too, and so does an account that stops
+ * being active while the file is read: the caller must then break the file off, never end it as
+ * if whole.
  */
 export async function downloadAccountData(
   deps: TwoStepDeps & { securityLog: SecurityLog }, user: User, proof: OwnerProof, origin: AttemptOrigin, sink: DataFileSink,
@@ -116,12 +117,24 @@ export async function downloadAccountData(
       if (account?.status !== 'active') throw new AccountUnusableError(`account "${user.username}" is no longer active; its data is not downloaded`);
       const now = deps.clock.now();
       await sink.begin(formatUtc(now), announce);
-      await writeAccountData(picture, account, now, (piece) => sink.write(piece));
+      await writeAccountData(picture, account, now, (piece) => sink.write(piece), () => requireStillActive(deps.stores, user));
     });
   }, { asker: String(user.id) }).catch((error: unknown) => {
     throw error instanceof QueueFullError ? new DataDownloadsBusyError() : error;
   });
   return { ok: true };
+}
+
+/**
+ * Throws `AccountUnusableError` once the account is no longer active as the site sees it now, not
+ * as the picture does: a status staff set while the file is read (a suspension of an account
+ * taken over), or the member's own deletion, ends every session and grant of the account
+ * (INTERFACE section 4), and ends its download too, at the next page, rather than up to
+ * half an hour later at a slow reader's pace.
+ */
+async function requireStillActive(stores: Stores, user: User): Promise<void> {
+  const account = await stores.users.findById(user.id);
+  if (account?.status !== 'active') throw new AccountUnusableError(`account "${user.username}" is no longer active; its download is broken off`);
 }
 
 const utc = (instant: Instant | null) => (instant === null ? null : formatUtc(instant));
@@ -132,9 +145,12 @@ const nested = (value: unknown, depth: number) => JSON.stringify(value, null, 2)
 /**
  * The file, read for `user` at `now`, written to `write` a piece at a time, exactly as
  * `JSON.stringify(data, null, 2)` would write it whole: the short parts at once, then each long
- * list a page at a time, so that no more than a page of it is held.
+ * list a page at a time, so that no more than a page of it is held. `stillActive` is asked before
+ * each page of a list: it throws once the account may no longer be read.
  */
-async function writeAccountData(stores: Stores, user: User, now: Instant, write: (piece: string) => Promise<void>): Promise<void> {
+async function writeAccountData(
+  stores: Stores, user: User, now: Instant, write: (piece: string) => Promise<void>, stillActive: () => Promise<void>,
+): Promise<void> {
   const [email, factors, passkeys, apps, tokens, owned, sessions] = await Promise.all([
     stores.memberEmails.find(user.id),
     secondFactorsOf(stores, user.id),
@@ -187,6 +203,7 @@ async function writeAccountData(stores: Stores, user: User, now: Instant, write:
     let empty = true;
     // An item a piece: each waits for the reader to take the one before (`DataFileSink.write`).
     for await (const page of pages) {
+      await stillActive();
       for (const item of page) {
         await write(`${empty ? '' : ','}\n    ${nested(item, 2)}`);
         empty = false;
