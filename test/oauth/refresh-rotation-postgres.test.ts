@@ -9,27 +9,19 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import pg from 'pg';
 import { setAccountStatus } from '../../src/core/accounts/accounts.js';
 import { hashSecret } from '../../src/core/credentials/formats.js';
 import { ACCOUNT_NOT_ACTIVE } from '../../src/core/errors.js';
 import type { KeySet } from '../../src/core/oidc/key-ring.js';
 import type { TestApp } from '../support/app.js';
-import { onPostgres, racingGrantRevocation } from '../support/databases.js';
+import { onPostgres, outsideConnection, racingGrantRevocation } from '../support/databases.js';
 import { clientFields, newClient, obtainTokens, signedInBrowser, startOAuthApp, tokenRequest } from './helpers.js';
 
 onPostgres('a refresh token\'s rotation on PostgreSQL', (database) => {
   let t: TestApp;
-  let monitor: pg.Client;
-  before(async () => {
-    t = await startOAuthApp(database);
-    monitor = new pg.Client({ connectionString: database.url });
-    await monitor.connect();
-  });
-  after(async () => {
-    await monitor.end();
-    await t.close();
-  });
+  before(async () => { t = await startOAuthApp(database); });
+  after(() => t.close());
+  const monitor = outsideConnection(database);
 
   /** Runs `meanwhile` as the next id_token is about to be signed, inside the token request that signs it. */
   async function whileSigning<T>(meanwhile: () => Promise<void>, request: () => Promise<T>): Promise<T> {
@@ -59,7 +51,7 @@ onPostgres('a refresh token\'s rotation on PostgreSQL', (database) => {
     const c = await newClient(t);
     const { browser, user } = await signedInBrowser(t);
     const tokens = await obtainTokens(t, browser, c, { scope: 'openid profile:read' });
-    const { rows } = await monitor.query<{ grant_id: number }>('select grant_id from refresh_tokens where token_hash = $1', [hashSecret(tokens.refresh_token)]);
+    const { rows } = await monitor().query<{ grant_id: number }>('select grant_id from refresh_tokens where token_hash = $1', [hashSecret(tokens.refresh_token)]);
     return { user, tokens, grantId: rows[0]!.grant_id, refresh: () => tokenRequest(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) }) };
   }
 
@@ -68,13 +60,13 @@ onPostgres('a refresh token\'s rotation on PostgreSQL', (database) => {
     let refused: unknown;
     const response = await whileSigning(async () => {
       // The rows a family's revocation takes first (`revokeByGrant`), without waiting for them.
-      await monitor.query('begin');
+      await monitor().query('begin');
       try {
-        await monitor.query('select id from refresh_tokens where grant_id = $1 order by id desc for update nowait', [grantId]);
+        await monitor().query('select id from refresh_tokens where grant_id = $1 order by id desc for update nowait', [grantId]);
       } catch (error) {
         refused = (error as { message?: string }).message;
       } finally {
-        await monitor.query('rollback');
+        await monitor().query('rollback');
       }
     }, refresh);
     assert.equal(response.status, 200);
@@ -88,9 +80,9 @@ onPostgres('a refresh token\'s rotation on PostgreSQL', (database) => {
     }, refresh);
     assert.equal(response.status, 400);
     assert.deepEqual(await response.json(), { error: 'invalid_grant', error_description: ACCOUNT_NOT_ACTIVE });
-    const stored = await monitor.query<{ used_at: unknown }>('select used_at from refresh_tokens where token_hash = $1', [hashSecret(tokens.refresh_token)]);
+    const stored = await monitor().query<{ used_at: unknown }>('select used_at from refresh_tokens where token_hash = $1', [hashSecret(tokens.refresh_token)]);
     assert.equal(stored.rows[0]!.used_at, null, 'the token stays as it was');
-    const made = await monitor.query<{ n: number }>(
+    const made = await monitor().query<{ n: number }>(
       'select (select count(*) from refresh_tokens where grant_id = $1)::int + (select count(*) from access_tokens where grant_id = $1)::int as n', [grantId]);
     assert.equal(made.rows[0]!.n, 2, 'no new token under the grant');
   });
@@ -99,11 +91,11 @@ onPostgres('a refresh token\'s rotation on PostgreSQL', (database) => {
     const { grantId, refresh } = await withTokens();
     // The grant's "last used" is due again: the refresh comes two minutes after the code's exchange.
     t.clock.advance(120_000);
-    const usedBefore = await monitor.query<{ last_used_at: string }>('select last_used_at from grants where id = $1', [grantId]);
+    const usedBefore = await monitor().query<{ last_used_at: string }>('select last_used_at from grants where id = $1', [grantId]);
     // The rotation's statement, its snapshot taken before the revocation commits, waits on the grant's row.
-    const answer = await racingGrantRevocation(monitor, grantId, 'consent_withdrawn', t.clock.now(), refresh);
+    const answer = await racingGrantRevocation(monitor(), grantId, 'consent_withdrawn', t.clock.now(), refresh);
     assert.equal(answer.status, 200, 'admitted before the revocation');
-    const usedAfter = await monitor.query<{ last_used_at: string }>('select last_used_at from grants where id = $1', [grantId]);
+    const usedAfter = await monitor().query<{ last_used_at: string }>('select last_used_at from grants where id = $1', [grantId]);
     assert.equal(usedAfter.rows[0]!.last_used_at, usedBefore.rows[0]!.last_used_at, 'the revoked grant\'s last use stays before its revocation');
   });
 
@@ -113,8 +105,8 @@ onPostgres('a refresh token\'s rotation on PostgreSQL', (database) => {
     // The member's own deletion, in its order: the grants revoked first, then erased, which erases
     // their tokens (ON DELETE CASCADE) and so wants the row the rotation has taken while it waits
     // to mark the grant used.
-    const response = await racingGrantRevocation(monitor, grantId, 'account_unusable', t.clock.now(), refresh,
-      () => monitor.query('delete from grants where id = $1', [grantId]));
+    const response = await racingGrantRevocation(monitor(), grantId, 'account_unusable', t.clock.now(), refresh,
+      () => monitor().query('delete from grants where id = $1', [grantId]));
     assert.equal(response.status, 400);
     assert.equal(((await response.json()) as { error: string }).error, 'invalid_grant');
   });

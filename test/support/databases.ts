@@ -111,6 +111,21 @@ export function whileInsertsFail<T>(db: Kysely<any>, database: TestDatabase, tab
 }
 
 /**
+ * A connection of another process to `database` (PostgreSQL) for the calling suite, opened in its
+ * `before` and closed in its `after`: it holds rows, or revokes grants, while a request races it.
+ * A test that leaves a transaction open rolls it back itself.
+ */
+export function outsideConnection(database: TestDatabase): () => pg.Client {
+  let client: pg.Client | undefined;
+  before(async () => {
+    client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+  });
+  after(() => client?.end());
+  return () => client!;
+}
+
+/**
  * Resolves once another connection waits on a row written by `holder`'s open transaction (PostgreSQL):
  * a statement that has reached that row, not merely been sent. Fails after `timeoutMs`.
  */
