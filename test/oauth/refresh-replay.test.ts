@@ -8,7 +8,7 @@
  */
 import { sql } from 'kysely';
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { hashSecret } from '../../src/core/credentials/formats.js';
 import { REFRESH_REPLAY_MAX_SECONDS, SEALED_ANSWER_KEPT_MS } from '../../src/core/oauth/tokens/replay.js';
 import { runJanitor } from '../../src/janitor.js';
@@ -239,5 +239,42 @@ forEachDatabase('refresh rotation by default', (database) => {
 
   test('20 racing refreshes of one token on two instances: exactly one succeeds', async () => {
     await raceOn([t, u]);
+  });
+});
+
+forEachDatabase('instances that disagree on the replay window, as during a rollout that turns it on or off', (database) => {
+  let windowed: TestApp;
+  let strict: TestApp;
+  startAppsForSuite(database, 1, { env: { REFRESH_REPLAY_SECONDS: String(WINDOW_SECONDS) } }, ([app]) => { windowed = app; });
+  before(async () => { strict = await startOAuthApp(database, { clock: windowed.clock }); });
+  after(() => strict.close());
+
+  /** A confidential client's tokens, its refresh token rotated once on `on`: the rotated one and the successor's answer. */
+  async function rotatedOn(on: TestApp) {
+    const c = await newClient(windowed, { type: 'confidential' });
+    const { browser } = await signedInBrowser(windowed);
+    const tokens = await obtainTokens(windowed, browser, c);
+    const response = await tokenRequest(on, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) });
+    assert.equal(response.status, 200);
+    return { c, rotated: tokens.refresh_token, successor: (await response.json()) as Tokens };
+  }
+
+  /** `token` presented again on `on` is reuse: invalid_grant, and the successor's family ends. */
+  async function replayEndsFamily(on: TestApp, c: TestClient, token: string, successor: Tokens): Promise<void> {
+    const again = await tokenRequest(on, { grant_type: 'refresh_token', refresh_token: token, ...clientFields(c) });
+    assert.equal(again.status, 400);
+    assert.equal(((await again.json()) as { error: string }).error, 'invalid_grant');
+    assert.deepEqual(await introspect(windowed, c, successor.access_token), { active: false });
+    assert.deepEqual(await introspect(windowed, c, successor.refresh_token), { active: false });
+  }
+
+  test('a token rotated where the window is on, replayed at once where it is off, is reuse: the instance without the window decides as strict rotation does', async () => {
+    const { c, rotated, successor } = await rotatedOn(windowed);
+    await replayEndsFamily(strict, c, rotated, successor);
+  });
+
+  test('a token rotated where the window is off, replayed at once where it is on, is reuse: no answer was sealed to give again', async () => {
+    const { c, rotated, successor } = await rotatedOn(strict);
+    await replayEndsFamily(windowed, c, rotated, successor);
   });
 });
