@@ -238,10 +238,10 @@ forEachDatabase('downloading one\'s data', (database) => {
   });
 
   /** `count` posts by `user` of `size` characters each, written straight to the store (a member's form takes one at a time). */
-  async function writePosts(user: User, count: number, size: number): Promise<number[]> {
+  async function writePosts(user: User, count: number, size: number, letter = 'x'): Promise<number[]> {
     const { stores } = t.deps;
     const category = await stores.posts.ensureCategory('Notes');
-    const body = 'x'.repeat(size);
+    const body = letter.repeat(size);
     const ids: number[] = [];
     await stores.transaction(async (tx) => {
       for (let i = 0; i < count; i++) {
@@ -327,6 +327,56 @@ forEachDatabase('downloading one\'s data', (database) => {
     assert.ok('error' in outcome, `the reader sees the download fail, not a file of ${'text' in outcome ? outcome.text.length : 0} characters`);
     await turnsGivenBack();
     assert.deepEqual(dataDownloadQueue.state, { running: 0, waiting: 0 });
+  });
+
+  test('a download whose session is signed out while it is read is broken off: the member taking the account back ends the taker\'s download', async () => {
+    const { user, visitor } = await member();
+    await writePosts(user, 3 * DATA_PAGE, 100);
+    const outcome = await whilePostPagesRead(async (call) => {
+      if (call === 2) await t.deps.stores.sessions.endForUser(user.id, t.clock.now());
+    }, () => readToEnd(visitor));
+    assert.ok('error' in outcome, 'the reader sees the download fail');
+    await turnsGivenBack();
+  });
+
+  test('an account suspended after its last page was read still has its download broken off before the file ends', async () => {
+    // Suspended at the read that finds no more posts, with exactly a page of them.
+    const listed = await member();
+    await writePosts(listed.user, DATA_PAGE, 100);
+    const afterLastPage = await whilePostPagesRead(async (call) => {
+      if (call === 2) assert.ok(await setAccountStatus(t.deps.stores, t.clock, listed.user.id, 'suspended'));
+    }, () => readToEnd(listed.visitor));
+    assert.ok('error' in afterLastPage, 'no whole file once the account was suspended after its last page was read');
+    await turnsGivenBack();
+  });
+
+  test('an account suspended while a page of megabytes is written has its download broken off within 256 KiB, not at the page\'s end', async () => {
+    // The one page: 24 MB of it (three bytes a character; longer posts than the
+    // site takes, written to the store), far more than the sockets' buffers hold (about 4 MB here),
+    // which the reader takes slowly. Broken off within 256 KiB once it reads again, the reader
+    // receives what the buffers held and little more, not the rest of the page.
+    const { user, visitor } = await member();
+    const pageBytes = (DATA_PAGE - 1) * 40_000 * 3;
+    await writePosts(user, DATA_PAGE - 1, 40_000, '字');
+    const body = new URLSearchParams({ _csrf: await visitor.csrf(), password: PASSWORD }).toString();
+    const cookie = [...visitor.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      request(`${t.baseUrl}/settings/account/data`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' } }, resolve)
+        .on('error', reject).end(body);
+    });
+    assert.equal(response.statusCode, 200);
+    let received = 0;
+    const whole = new Promise<boolean>((resolve) => response.on('close', () => resolve(response.complete)));
+    response.on('error', () => undefined);
+    response.on('data', (chunk: Buffer) => { received += chunk.length; });
+    response.pause();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(dataDownloadQueue.state.running, 1, 'the file is being written when the account is suspended');
+    assert.ok(await setAccountStatus(t.deps.stores, t.clock, user.id, 'suspended'));
+    response.resume();
+    assert.equal(await whole, false, 'broken off before its end');
+    assert.ok(received < pageBytes / 2, `broken off within the page: ${received} of its ${pageBytes} bytes received`);
+    await turnsGivenBack();
   });
 
   test('a download holds its turn while its reader reads, and gives it back when the reader goes away', async () => {

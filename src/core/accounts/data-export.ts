@@ -14,7 +14,7 @@ import { listAuthorizedApplications } from '../oauth/applications.js';
 import { type SiteNames, labelName } from '../site-name.js';
 import { scopeList } from '../oauth/scopes.js';
 import type { Stores } from '../stores.js';
-import { type Instant, formatUtc } from '../time.js';
+import { type Clock, type Instant, formatUtc } from '../time.js';
 import { type OwnerProof, type OwnerProofRefusal, confirmOwner } from './owner-proof.js';
 import type { KeysetCursor } from '../community/ports.js';
 import { requireActiveAccount } from './accounts.js';
@@ -91,12 +91,12 @@ export type DataDownload = { ok: true } | OwnerProofRefusal;
  * Writes the member's file to `sink`, in its turn of `dataDownloadQueue`, held until the file
  * ends or the sink refuses a piece. Throws `DataDownloadsBusyError` once the owner is confirmed,
  * when the line is full, and `AccountUnusableError` when the account is no longer active; either
- * before `begin`. A read that fails after `begin` throws too, and so does an account that stops
- * being active while the file is read: the caller must then break the file off, never end it as
- * if whole.
+ * before `begin`. A read that fails after `begin` throws too, and so does a file whose session
+ * (`sessionIdHash`, the one that asked) ends or whose account stops being active while it is
+ * read: the caller must then break the file off, never end it as if whole.
  */
 export async function downloadAccountData(
-  deps: TwoStepDeps & { securityLog: SecurityLog }, user: User, proof: OwnerProof, origin: AttemptOrigin, sink: DataFileSink,
+  deps: TwoStepDeps & { securityLog: SecurityLog }, user: User, proof: OwnerProof, origin: AttemptOrigin, sink: DataFileSink, sessionIdHash: string,
 ): Promise<DataDownload> {
   const confirmed = await confirmOwner(deps, user, proof, origin, 'enter your password to download your data');
   if (!confirmed.ok) return confirmed;
@@ -117,7 +117,16 @@ export async function downloadAccountData(
       if (account?.status !== 'active') throw new AccountUnusableError(`account "${user.username}" is no longer active; its data is not downloaded`);
       const now = deps.clock.now();
       await sink.begin(formatUtc(now), announce);
-      await writeAccountData(picture, account, now, (piece) => sink.write(piece), () => requireStillActive(deps.stores, user));
+      let unchecked = 0;
+      const stillSignedIn = async () => {
+        unchecked = 0;
+        await requireStillSignedIn(deps, user, sessionIdHash);
+      };
+      await writeAccountData(picture, account, now, async (piece) => {
+        if (unchecked >= SIGN_IN_CHECKED_EVERY_BYTES) await stillSignedIn();
+        unchecked += Buffer.byteLength(piece);
+        await sink.write(piece);
+      }, stillSignedIn);
     });
   }, { asker: String(user.id) }).catch((error: unknown) => {
     throw error instanceof QueueFullError ? new DataDownloadsBusyError() : error;
@@ -126,15 +135,23 @@ export async function downloadAccountData(
 }
 
 /**
- * Throws `AccountUnusableError` once the account is no longer active as the site sees it now, not
- * as the picture does: a status staff set while the file is read (a suspension of an account
- * taken over), or the member's own deletion, ends every session and grant of the account
- * (INTERFACE section 4), and ends its download too, at the next page, rather than up to
- * half an hour later at a slow reader's pace.
+ * Bytes of the file written between two checks that its session is still signed in, besides the
+ * check before each page and before the file's end: a page of long posts is megabytes, which a
+ * slow reader takes for minutes (256 KiB is 16 s at `DATA_READER_MIN_RATE`).
  */
-async function requireStillActive(stores: Stores, user: User): Promise<void> {
-  const account = await stores.users.findById(user.id);
-  if (account?.status !== 'active') throw new AccountUnusableError(`account "${user.username}" is no longer active; its download is broken off`);
+const SIGN_IN_CHECKED_EVERY_BYTES = 256 * 1024;
+
+/**
+ * Throws `AccountUnusableError` once the session that asked for the file is no longer signed in,
+ * or its account no longer active, as the site sees them now, not as the picture does. A member
+ * taking their account back signs the other browsers out or changes the password, staff suspend
+ * an account taken over, the member deletes it from another tab: each ends the session
+ * (INTERFACE section 4), and so ends its download too, within a page or 256 KiB, rather than up
+ * to half an hour later at a slow reader's pace.
+ */
+async function requireStillSignedIn(deps: { stores: Stores; clock: Clock }, user: User, sessionIdHash: string): Promise<void> {
+  const live = await deps.stores.sessions.findLive(sessionIdHash, deps.clock.now());
+  if (live?.user.id !== user.id || live.user.status !== 'active') throw new AccountUnusableError(`account "${user.username}": the download's session ended or the account is no longer active; the download is broken off`);
 }
 
 const utc = (instant: Instant | null) => (instant === null ? null : formatUtc(instant));
@@ -145,11 +162,11 @@ const nested = (value: unknown, depth: number) => JSON.stringify(value, null, 2)
 /**
  * The file, read for `user` at `now`, written to `write` a piece at a time, exactly as
  * `JSON.stringify(data, null, 2)` would write it whole: the short parts at once, then each long
- * list a page at a time, so that no more than a page of it is held. `stillActive` is asked before
- * each page of a list: it throws once the account may no longer be read.
+ * list a page at a time, so that no more than a page of it is held. `stillSignedIn` is asked before
+ * each page of a list and before the end: it throws once the file may no longer be read.
  */
 async function writeAccountData(
-  stores: Stores, user: User, now: Instant, write: (piece: string) => Promise<void>, stillActive: () => Promise<void>,
+  stores: Stores, user: User, now: Instant, write: (piece: string) => Promise<void>, stillSignedIn: () => Promise<void>,
 ): Promise<void> {
   const [email, factors, passkeys, apps, tokens, owned, sessions] = await Promise.all([
     stores.memberEmails.find(user.id),
@@ -203,7 +220,7 @@ async function writeAccountData(
     let empty = true;
     // An item a piece: each waits for the reader to take the one before (`DataFileSink.write`).
     for await (const page of pages) {
-      await stillActive();
+      await stillSignedIn();
       for (const item of page) {
         await write(`${empty ? '' : ','}\n    ${nested(item, 2)}`);
         empty = false;
@@ -211,6 +228,8 @@ async function writeAccountData(
     }
     await write(empty ? ']' : '\n  ]');
   }
+  // The end makes the file whole: not once the session ended, however little was left.
+  await stillSignedIn();
   await write('\n}\n');
 }
 

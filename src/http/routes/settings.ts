@@ -242,8 +242,9 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   app.post('/settings/account/data', { ...page, schema: form({ password: text, code: text }) },
     async (request: FastifyRequest<{ Body: { password?: string; code?: string } }>, reply) => {
       verifyCsrf(request);
-      const user = await signedIn(request, reply, '/settings/profile');
-      if (!user) return reply;
+      const signIn = await requireSignIn(request, reply, '/settings/profile');
+      if (!signIn) return reply;
+      const { user } = signIn;
       // The file streams as it is read: its headers go with the first piece, and a failure after
       // them breaks the reply off, so the reader is left with a failed download, never a shorter
       // file that still parses as whole. (`file` is set in a callback: typed by `as`, or control
@@ -267,7 +268,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         },
       };
       try {
-        const downloaded = await downloadAccountData(app.deps, user, { password: request.body.password ?? '', code: request.body.code ?? '' }, attemptOrigin(request), sink);
+        const downloaded = await downloadAccountData(app.deps, user, { password: request.body.password ?? '', code: request.body.code ?? '' }, attemptOrigin(request), sink, signIn.session.idHash);
         if (!downloaded.ok) {
           const { error, status } = refusedProof(request, reply, user, downloaded);
           return profilePage(request, reply, user, { errors: error }, status);
