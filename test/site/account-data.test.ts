@@ -276,6 +276,23 @@ forEachDatabase('downloading one\'s data', (database) => {
     }
   }
 
+  /**
+   * The download's reply over `node:http`, whose reader can pause it (`response.pause()`), once
+   * it answered 200; `whole` tells, once it closes, whether it came to its end.
+   */
+  async function pausableDownload(visitor: Visitor): Promise<{ response: IncomingMessage; whole: Promise<boolean> }> {
+    const body = new URLSearchParams({ _csrf: await visitor.csrf(), password: PASSWORD }).toString();
+    const cookie = [...visitor.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      request(`${t.baseUrl}/settings/account/data`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' } }, resolve)
+        .on('error', reject).end(body);
+    });
+    assert.equal(response.statusCode, 200);
+    const whole = new Promise<boolean>((resolve) => response.on('close', () => resolve(response.complete)));
+    response.on('error', () => undefined);
+    return { response, whole };
+  }
+
   /** The download's whole text, or the error its reader met part-way. */
   async function readToEnd(visitor: Visitor): Promise<{ text: string } | { error: unknown }> {
     const response = await startDownload(visitor);
@@ -358,16 +375,8 @@ forEachDatabase('downloading one\'s data', (database) => {
     const { user, visitor } = await member();
     const pageBytes = (DATA_PAGE - 1) * 40_000 * 3;
     await writePosts(user, DATA_PAGE - 1, 40_000, '字');
-    const body = new URLSearchParams({ _csrf: await visitor.csrf(), password: PASSWORD }).toString();
-    const cookie = [...visitor.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    const response = await new Promise<IncomingMessage>((resolve, reject) => {
-      request(`${t.baseUrl}/settings/account/data`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' } }, resolve)
-        .on('error', reject).end(body);
-    });
-    assert.equal(response.statusCode, 200);
+    const { response, whole } = await pausableDownload(visitor);
     let received = 0;
-    const whole = new Promise<boolean>((resolve) => response.on('close', () => resolve(response.complete)));
-    response.on('error', () => undefined);
     response.on('data', (chunk: Buffer) => { received += chunk.length; });
     response.pause();
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -397,15 +406,7 @@ forEachDatabase('downloading one\'s data', (database) => {
     const { user, visitor } = await member();
     // Far more than the sockets' buffers hold: the writing waits for the reader.
     await writePosts(user, 1_500, 20_000);
-    const body = new URLSearchParams({ _csrf: await visitor.csrf(), password: PASSWORD }).toString();
-    const cookie = [...visitor.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    const response = await new Promise<IncomingMessage>((resolve, reject) => {
-      request(`${t.baseUrl}/settings/account/data`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' } }, resolve)
-        .on('error', reject).end(body);
-    });
-    assert.equal(response.statusCode, 200);
-    const whole = new Promise<boolean>((resolve) => response.on('close', () => resolve(response.complete)));
-    response.on('error', () => undefined);
+    const { response, whole } = await pausableDownload(visitor);
     // The reader takes nothing while an hour passes, then takes all it is given: each pause was
     // shorter than the patience, but the file came far slower than the rate.
     response.pause();
