@@ -21,32 +21,35 @@ import { type TestClient, type Tokens, clientFields, introspect, newClient, obta
 const RACERS = 20;
 const WINDOW_SECONDS = 20;
 
+const refresh = (on: TestApp, c: TestClient, token: string, extra: Record<string, string> = {}) =>
+  tokenRequest(on, { grant_type: 'refresh_token', refresh_token: token, ...clientFields(c), ...extra });
+
+async function refreshed(on: TestApp, c: TestClient, token: string, extra: Record<string, string> = {}): Promise<Tokens> {
+  const response = await refresh(on, c, token, extra);
+  assert.equal(response.status, 200, await response.clone().text());
+  return (await response.json()) as Tokens;
+}
+
+async function isReuse(response: Response): Promise<void> {
+  assert.equal(response.status, 400);
+  assert.equal(((await response.json()) as { error: string }).error, 'invalid_grant');
+}
+
+/** A new confidential client's tokens, for a member signed in on `on` (with `openid` when `scope` has it). */
+async function tokensOfNewClient(on: TestApp, options: { scope?: string } = {}) {
+  const c = await newClient(on, { type: 'confidential' });
+  const { browser } = await signedInBrowser(on);
+  const tokens = await obtainTokens(on, browser, c, options.scope ? { scope: options.scope, extra: { nonce: 'n-1' } } : {});
+  return { c, tokens };
+}
+
 forEachDatabase('the refresh replay window turned on', (database) => {
   let t: TestApp;
   /** A second instance on the same database, reading the same clock. */
   let u: TestApp;
   startAppsForSuite(database, 2, { env: { REFRESH_REPLAY_SECONDS: String(WINDOW_SECONDS) } }, (apps) => { [t, u] = apps; });
 
-  const refresh = (on: TestApp, c: TestClient, token: string, extra: Record<string, string> = {}) =>
-    tokenRequest(on, { grant_type: 'refresh_token', refresh_token: token, ...clientFields(c), ...extra });
-
-  async function refreshed(on: TestApp, c: TestClient, token: string, extra: Record<string, string> = {}): Promise<Tokens> {
-    const response = await refresh(on, c, token, extra);
-    assert.equal(response.status, 200, await response.clone().text());
-    return (await response.json()) as Tokens;
-  }
-
-  async function isReuse(response: Response): Promise<void> {
-    assert.equal(response.status, 400);
-    assert.equal(((await response.json()) as { error: string }).error, 'invalid_grant');
-  }
-
-  async function start(options: { scope?: string } = {}) {
-    const c = await newClient(t, { type: 'confidential' });
-    const { browser } = await signedInBrowser(t);
-    const tokens = await obtainTokens(t, browser, c, options.scope ? { scope: options.scope, extra: { nonce: 'n-1' } } : {});
-    return { c, tokens };
-  }
+  const start = (options: { scope?: string } = {}) => tokensOfNewClient(t, options);
 
   test('20 parallel refreshes of one token on two instances all get the same successor, and exactly one family stays alive', async () => {
     const { c, tokens } = await start({ scope: 'openid profile:read' });
@@ -199,9 +202,7 @@ forEachDatabase('refresh rotation by default', (database) => {
 
   /** RACERS refreshes of one token, spread over `instances`: exactly one succeeds, every other is invalid_grant. */
   async function raceOn(instances: TestApp[]): Promise<void> {
-    const c = await newClient(t, { type: 'confidential' });
-    const { browser } = await signedInBrowser(t);
-    const tokens = await obtainTokens(t, browser, c);
+    const { c, tokens } = await tokensOfNewClient(t);
     const responses = await Promise.all(Array.from({ length: RACERS }, (_, i) => tokenRequest(instances[i % instances.length]!, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) })));
     const statuses = responses.map((r) => r.status);
     assert.equal(statuses.filter((s) => s === 200).length, 1, `statuses: ${statuses.join(' ')}`);
@@ -211,9 +212,7 @@ forEachDatabase('refresh rotation by default', (database) => {
 
   test('seed section 3 rule 3: a rotated token is invalid at once; presented again it revokes the family', async () => {
     assert.equal(t.deps.settings.refreshReplaySeconds, 0);
-    const c = await newClient(t, { type: 'confidential' });
-    const { browser } = await signedInBrowser(t);
-    const tokens = await obtainTokens(t, browser, c);
+    const { c, tokens } = await tokensOfNewClient(t);
     const rotate = () => tokenRequest(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) });
     const first = (await (await rotate()).json()) as Tokens;
     const again = await rotate();
@@ -222,9 +221,7 @@ forEachDatabase('refresh rotation by default', (database) => {
   });
 
   test('without a window a rotation records no successor and seals no answer: only a replay would read them', async () => {
-    const c = await newClient(t, { type: 'confidential' });
-    const { browser } = await signedInBrowser(t);
-    const tokens = await obtainTokens(t, browser, c);
+    const { c, tokens } = await tokensOfNewClient(t);
     const response = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) });
     assert.equal(response.status, 200);
     const rotated = await t.deps.stores.tokens.findReplay(hashSecret(tokens.refresh_token));
@@ -251,19 +248,13 @@ forEachDatabase('instances that disagree on the replay window, as during a rollo
 
   /** A confidential client's tokens, its refresh token rotated once on `on`: the rotated one and the successor's answer. */
   async function rotatedOn(on: TestApp) {
-    const c = await newClient(windowed, { type: 'confidential' });
-    const { browser } = await signedInBrowser(windowed);
-    const tokens = await obtainTokens(windowed, browser, c);
-    const response = await tokenRequest(on, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) });
-    assert.equal(response.status, 200);
-    return { c, rotated: tokens.refresh_token, successor: (await response.json()) as Tokens };
+    const { c, tokens } = await tokensOfNewClient(windowed);
+    return { c, rotated: tokens.refresh_token, successor: await refreshed(on, c, tokens.refresh_token) };
   }
 
   /** `token` presented again on `on` is reuse: invalid_grant, and the successor's family ends. */
   async function replayEndsFamily(on: TestApp, c: TestClient, token: string, successor: Tokens): Promise<void> {
-    const again = await tokenRequest(on, { grant_type: 'refresh_token', refresh_token: token, ...clientFields(c) });
-    assert.equal(again.status, 400);
-    assert.equal(((await again.json()) as { error: string }).error, 'invalid_grant');
+    await isReuse(await refresh(on, c, token));
     assert.deepEqual(await introspect(windowed, c, successor.access_token), { active: false });
     assert.deepEqual(await introspect(windowed, c, successor.refresh_token), { active: false });
   }

@@ -281,11 +281,9 @@ forEachDatabase('downloading one\'s data', (database) => {
    * it answered 200; `whole` tells, once it closes, whether it came to its end.
    */
   async function pausableDownload(visitor: Visitor): Promise<{ response: IncomingMessage; whole: Promise<boolean> }> {
-    const body = new URLSearchParams({ _csrf: await visitor.csrf(), password: PASSWORD }).toString();
-    const cookie = [...visitor.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const { body, headers } = await downloadForm(visitor);
     const response = await new Promise<IncomingMessage>((resolve, reject) => {
-      request(`${t.baseUrl}/settings/account/data`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' } }, resolve)
-        .on('error', reject).end(body);
+      request(`${t.baseUrl}/settings/account/data`, { method: 'POST', headers }, resolve).on('error', reject).end(body);
     });
     assert.equal(response.statusCode, 200);
     const whole = new Promise<boolean>((resolve) => response.on('close', () => resolve(response.complete)));
@@ -302,9 +300,14 @@ forEachDatabase('downloading one\'s data', (database) => {
 
   /** The download's reply as it comes, unread (`signal` ends it). */
   async function startDownload(visitor: Visitor, signal?: AbortSignal): Promise<Response> {
-    const body = new URLSearchParams({ _csrf: await visitor.csrf(), password: PASSWORD });
-    const cookie = [...visitor.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    return fetch(`${t.baseUrl}/settings/account/data`, { method: 'POST', body, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, signal });
+    const { body, headers } = await downloadForm(visitor);
+    return fetch(`${t.baseUrl}/settings/account/data`, { method: 'POST', body, headers, signal });
+  }
+
+  /** The download form's body, with the right password, and its headers, for a request sent outside the visitor. */
+  async function downloadForm(visitor: Visitor): Promise<{ body: string; headers: Record<string, string> }> {
+    const body = new URLSearchParams({ _csrf: await visitor.csrf(), password: PASSWORD }).toString();
+    return { body, headers: { ...visitor.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' } };
   }
 
   /** Until no download holds a turn (a loop of short waits: the test's own time limit ends one that never comes). */

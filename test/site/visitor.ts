@@ -31,7 +31,8 @@ export class Visitor {
     }
   }
 
-  private cookieHeader(): Record<string, string> {
+  /** The `Cookie` header of the cookies kept, for a request sent by other means (none when there are none). */
+  cookieHeader(): Record<string, string> {
     return this.cookies.size === 0 ? {} : { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
   }
 
