@@ -18,6 +18,7 @@ import { type Clock, type Instant, formatUtc } from '../time.js';
 import { type OwnerProof, type OwnerProofRefusal, confirmOwner } from './owner-proof.js';
 import type { KeysetCursor } from '../community/ports.js';
 import { requireActiveAccount } from './accounts.js';
+import { liveSignIn } from './sessions.js';
 import type { SecurityEvent, User } from './ports.js';
 import type { SecurityLog } from './security-log.js';
 import type { AttemptOrigin } from './sign-in.js';
@@ -143,15 +144,16 @@ const SIGN_IN_CHECKED_EVERY_BYTES = 256 * 1024;
 
 /**
  * Throws `AccountUnusableError` once the session that asked for the file is no longer signed in,
- * or its account no longer active, as the site sees them now, not as the picture does. A member
+ * or its account no longer active, as the site sees them now (`liveSignIn`, the rule every page
+ * reads its sign-in by), not as the picture does. A member
  * taking their account back signs the other browsers out or changes the password, staff suspend
  * an account taken over, the member deletes it from another tab: each ends the session
  * (INTERFACE section 4), and so ends its download too, within a page or 256 KiB, rather than up
  * to half an hour later at a slow reader's pace.
  */
 async function requireStillSignedIn(deps: { stores: Stores; clock: Clock }, user: User, sessionIdHash: string): Promise<void> {
-  const live = await deps.stores.sessions.findLive(sessionIdHash, deps.clock.now());
-  if (live?.user.id !== user.id || live.user.status !== 'active') throw new AccountUnusableError(`account "${user.username}": the download's session ended or the account is no longer active; the download is broken off`);
+  const live = await liveSignIn(deps.stores.sessions, sessionIdHash, deps.clock.now());
+  if (live?.user.id !== user.id) throw new AccountUnusableError(`account "${user.username}": the download's session ended or the account is no longer active; the download is broken off`);
 }
 
 const utc = (instant: Instant | null) => (instant === null ? null : formatUtc(instant));

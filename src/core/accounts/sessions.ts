@@ -1,6 +1,6 @@
 /** How long a sign-in session lives (INTERFACE section 8; OWASP Session Management: idle and absolute timeouts). */
 import { createHash } from 'node:crypto';
-import type { Session } from './ports.js';
+import type { Session, SessionStore, User } from './ports.js';
 import { type Instant, days, lastUseDue } from '../time.js';
 
 /** A session ends this long after its sign-in, however active. */
@@ -10,6 +10,16 @@ export const SESSION_IDLE_MS = days(7);
 
 export function isIdle(session: Pick<Session, 'lastSeenAt'>, now: Instant): boolean {
   return now - session.lastSeenAt >= SESSION_IDLE_MS;
+}
+
+/**
+ * The sign-in a session's id (its hash) stands for at `now`: the session not ended, expired or
+ * idle, and its account active (INTERFACE section 4: any other status ends every session); else
+ * `undefined`. One rule for every page and for a download that outlasts its request.
+ */
+export async function liveSignIn(sessions: Pick<SessionStore, 'findLive'>, idHash: string, now: Instant): Promise<{ session: Session; user: User } | undefined> {
+  const found = await sessions.findLive(idHash, now);
+  return found && found.user.status === 'active' && !isIdle(found.session, now) ? found : undefined;
 }
 
 /** Activity is recorded to the minute, so a busy browser writes once a minute at most (`lastUseDue`: never while the clock is behind it). */

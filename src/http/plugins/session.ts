@@ -15,7 +15,7 @@ import type { SignInMethod } from '../../core/audit.js';
 import type { Session, User } from '../../core/accounts/ports.js';
 import type { AttemptOrigin } from '../../core/accounts/sign-in.js';
 import { type EventOrigin, SIGN_IN_METHOD_WORDS } from '../../core/accounts/security-log.js';
-import { SESSION_LIFETIME_MS, isIdle, needsTouch } from '../../core/accounts/sessions.js';
+import { SESSION_LIFETIME_MS, liveSignIn, needsTouch } from '../../core/accounts/sessions.js';
 import type { Deps } from '../../deps.js';
 import type { Stores } from '../../core/stores.js';
 import type { PageContext } from '../views/layout.js';
@@ -60,8 +60,7 @@ export async function currentSignIn(request: FastifyRequest): Promise<{ session:
   const id = request.cookies[cookieName(request, 'session')];
   const { stores, clock } = request.server.deps;
   const now = clock.now();
-  const found = id ? await stores.sessions.findLive(hashSecret(id), now) : undefined;
-  request.signIn = found && found.user.status === 'active' && !isIdle(found.session, now) ? found : null;
+  request.signIn = (id ? await liveSignIn(stores.sessions, hashSecret(id), now) : undefined) ?? null;
   if (request.signIn && needsTouch(request.signIn.session, now)) {
     try {
       await stores.sessions.touch(request.signIn.session.idHash, now);
