@@ -359,6 +359,27 @@ forEachDatabase('downloading one\'s data', (database) => {
     await turnsGivenBack();
   });
 
+  test('a download whose session is signed out while it waits its turn gets no file, not even its first part', async () => {
+    const { user, visitor } = await member();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    const holder = dataDownloadQueue.run(() => held, { asker: 'other' });
+    let refused: Response;
+    try {
+      const waiting = startDownload(visitor);
+      while (dataDownloadQueue.state.waiting === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      await t.deps.stores.sessions.endForUser(user.id, t.clock.now());
+      release();
+      refused = await waiting;
+    } finally {
+      release();
+      await holder;
+    }
+    assert.equal(refused.status, 403);
+    assert.equal(refused.headers.get('content-disposition'), null, 'no file');
+    assert.doesNotMatch(await refused.text(), /"profile"/, 'nothing of the data');
+  });
+
   test('an account suspended after its last page was read still has its download broken off before the file ends', async () => {
     // Suspended at the read that finds no more posts, with exactly a page of them.
     const listed = await member();

@@ -116,13 +116,16 @@ export async function downloadAccountData(
       // file would tell: no file then. One committed after it leaves the picture whole.
       const account = await picture.users.findById(user.id);
       if (account?.status !== 'active') throw new AccountUnusableError(`account "${user.username}" is no longer active; its data is not downloaded`);
-      const now = deps.clock.now();
-      await sink.begin(formatUtc(now), announce);
       let unchecked = 0;
       const stillSignedIn = async () => {
         unchecked = 0;
         await requireStillSignedIn(deps, user, sessionIdHash);
       };
+      // Its turn may have come minutes after the request was let in: a session signed out
+      // meanwhile gets no file at all, not the head (addresses, apps, tokens) before the first page.
+      await stillSignedIn();
+      const now = deps.clock.now();
+      await sink.begin(formatUtc(now), announce);
       await writeAccountData(picture, account, now, async (piece) => {
         if (unchecked >= SIGN_IN_CHECKED_EVERY_BYTES) await stillSignedIn();
         unchecked += Buffer.byteLength(piece);
