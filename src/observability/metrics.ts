@@ -28,28 +28,79 @@ export interface Metrics {
   observeHttp(method: string, route: string, status: number, seconds: number): void;
 }
 
-interface HttpSeries {
-  requests: { inc(): void };
-  duration: { observe(seconds: number): void };
+/** The upper bounds of `http_request_duration_seconds`' buckets, in seconds. */
+const DURATION_BOUNDS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+type HttpLabels = Record<'method' | 'route' | 'status', string>;
+
+/** One (route, method, status)'s answers: how many, their seconds, and how many in each bucket (the last past every bound). */
+class HttpSeries {
+  count = 0;
+  seconds = 0;
+  /** The count already handed to `http_requests_total` (`collect`). */
+  counted = 0;
+  readonly inBucket = new Float64Array(DURATION_BOUNDS.length + 1);
+  constructor(readonly labels: HttpLabels) {}
+
+  observe(seconds: number): void {
+    this.count += 1;
+    this.seconds += seconds;
+    // A bucket counts the answers up to and including its bound (Prometheus' `le`).
+    let bucket = 0;
+    while (bucket < DURATION_BOUNDS.length && seconds > DURATION_BOUNDS[bucket]!) bucket += 1;
+    this.inBucket[bucket]! += 1;
+  }
+}
+
+/**
+ * `http_request_duration_seconds` as prom-client's registry reads a histogram (`get()`: its
+ * buckets cumulative, `+Inf`, `_sum`, `_count`; summed across WORKERS=N by the primary), from
+ * the counts `HttpSeries` keeps. prom-client's own `Histogram` validates and hashes the labels at
+ * every `observe`, a bound child's too: 0.8 µs a request in a loop, about 2 µs in the server's
+ * profile of a 401 (docs/performance.md, decision 64), where this is a few additions.
+ */
+function durationHistogram(name: string, help: string, series: () => Iterable<HttpSeries>) {
+  const point = (metricName: string, labels: Record<string, string | number>, value: number) => ({ metricName, labels, value });
+  return {
+    name, help, type: 'histogram', aggregator: 'sum',
+    get: async () => {
+      const values = [];
+      for (const { labels, inBucket, count, seconds } of series()) {
+        let cumulative = 0;
+        DURATION_BOUNDS.forEach((le, bucket) => {
+          cumulative += inBucket[bucket]!;
+          values.push(point(`${name}_bucket`, { le, ...labels }, cumulative));
+        });
+        values.push(point(`${name}_bucket`, { le: '+Inf', ...labels }, count), point(`${name}_sum`, labels, seconds), point(`${name}_count`, labels, count));
+      }
+      return { name, help, type: 'histogram', aggregator: 'sum', values };
+    },
+    reset: () => undefined,
+  };
 }
 
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
-  const httpRequests = new Counter({
-    name: 'http_requests_total', help: 'HTTP requests answered', labelNames: ['method', 'route', 'status'] as const, registers,
-  });
-  const httpDuration = new Histogram({
-    name: 'http_request_duration_seconds', help: 'Time to answer an HTTP request',
-    labelNames: ['method', 'route', 'status'] as const, registers,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-  });
-  // Label children bound once per (route, method, status): prom-client hashes a label object on
-  // every call otherwise, which showed in the profile of every request (issue 8). Routes are the
-  // registered patterns, so the set is bounded. Found by route, then method and status, not by a
-  // key joined per request: a route's pattern is the same string each time, whose hash V8 keeps.
+  // Series by route, then method and status, not by a key joined per request: a route's pattern
+  // is the same string each time, whose hash V8 keeps. Routes are the registered patterns, so the
+  // set is bounded.
   const httpSeries = new Map<string, Map<string, Map<number, HttpSeries>>>();
+  function* everyHttpSeries() {
+    for (const byMethod of httpSeries.values()) for (const byStatus of byMethod.values()) yield* byStatus.values();
+  }
+  new Counter({
+    name: 'http_requests_total', help: 'HTTP requests answered', labelNames: ['method', 'route', 'status'] as const, registers,
+    // Counted in `HttpSeries` at each answer, handed over when the registry is read.
+    collect() {
+      for (const series of everyHttpSeries()) {
+        if (series.count > series.counted) this.inc(series.labels, series.count - series.counted);
+        series.counted = series.count;
+      }
+    },
+  });
+  registry.registerMetric(durationHistogram('http_request_duration_seconds', 'Time to answer an HTTP request', everyHttpSeries) as unknown as Histogram);
   return {
     registry,
     observeHttp(method, route, status, seconds) {
@@ -58,13 +109,8 @@ export function createMetrics(): Metrics {
       let byStatus = byMethod.get(method);
       if (byStatus === undefined) byMethod.set(method, byStatus = new Map());
       let series = byStatus.get(status);
-      if (series === undefined) {
-        const labels = { method, route, status: String(status) };
-        series = { requests: httpRequests.labels(labels), duration: httpDuration.labels(labels) };
-        byStatus.set(status, series);
-      }
-      series.requests.inc();
-      series.duration.observe(seconds);
+      if (series === undefined) byStatus.set(status, series = new HttpSeries({ method, route, status: String(status) }));
+      series.observe(seconds);
     },
     tokensIssued: new Counter({ name: 'tokens_issued_total', help: 'Tokens issued', labelNames: ['kind'], registers }),
     tokensRevoked: new Counter({ name: 'tokens_revoked_total', help: 'Grants and tokens revoked', labelNames: ['reason'], registers }),
