@@ -158,7 +158,7 @@ export async function runPostsPiecesBench(): Promise<void> {
         'pageStatementUs and countStatementUs: better-sqlite3 on a connection of their own, the SQL the store compiles; storeUs: listPublishedByAuthor (both statements through Kysely\'s compiled queries, rows made into PostSummary)',
         'itemsUs: the twenty postItemOf calls (the URLs and timestamps included: urlsUs and timestampsUs are those alone); readPostsUs: the whole core function (store, items, envelope)',
         'serialiseUs: fast-json-stringify from PostPageSchema, as Fastify serialises the answer; jsonStringifyUs: JSON.stringify of the same object',
-        'me: profileUs and serialiseUs the route\'s work; authenticateBearerUs the whole bearer authentication (tokenShapeUs, tokenHashUs and lookupUs, which includes the hash, are pieces of it); tokenLimitUs the per-token count and its five header fields; metricsUs one observeHttp (prom-client counter and histogram); hostRuleUs the Host rule of the onRequest hook (RFC 9112 3.2) on wrk\'s two header lines',
+        'me: profileUs and serialiseUs the route\'s work; authenticateBearerUs the whole bearer authentication (tokenShapeUs, tokenHashUs and lookupUs, which includes the hash, are pieces of it); tokenLimitUs the per-token count and its five header fields; metricsUs one observeHttp (its counts, which prom-client reads when it is read: docs/performance.md, decision 64); hostRuleUs the Host rule of the onRequest hook (RFC 9112 3.2) on wrk\'s two header lines',
       ],
     };
     const out = writeResults(report, 'sqlite-posts-pieces', report.date, typeof values.out === 'string' ? values.out : undefined);
