@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AggregatorRegistry, Counter, Histogram, Registry } from 'prom-client';
-import { createMetrics } from '../../src/observability/metrics.js';
+import { type Metrics, createMetrics } from '../../src/observability/metrics.js';
 
 const LABEL_NAMES = ['method', 'route', 'status'] as const;
 
@@ -21,53 +21,70 @@ const ANSWERS: ReadonlyArray<[method: string, route: string, status: number, sec
   ['POST', '/api/oauth/token', 400, 0.7],
 ];
 
+type HttpMetrics = Pick<Metrics, 'registry' | 'observeHttp'>;
+
 /** prom-client's own metrics, as they were declared before the series were counted apart. */
-function referenceRegistry(): Registry {
-  const registers = [new Registry()];
+function referenceMetrics(): HttpMetrics {
+  const registry = new Registry();
+  const registers = [registry];
   const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests answered', labelNames: LABEL_NAMES, registers });
   const duration = new Histogram({
     name: 'http_request_duration_seconds', help: 'Time to answer an HTTP request', labelNames: LABEL_NAMES, registers,
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
   });
-  for (const [method, route, status, seconds] of ANSWERS) {
-    const labels = { method, route, status: String(status) };
-    requests.labels(labels).inc();
-    duration.labels(labels).observe(seconds);
-  }
-  return registers[0]!;
+  return {
+    registry,
+    observeHttp(method, route, status, seconds) {
+      const labels = { method, route, status: String(status) };
+      requests.labels(labels).inc();
+      duration.labels(labels).observe(seconds);
+    },
+  };
 }
 
-function servicesRegistry(): Registry {
-  const metrics = createMetrics();
-  for (const answer of ANSWERS) metrics.observeHttp(...answer);
-  return metrics.registry;
+/** Both, each fed `ANSWERS`. */
+function bothAnswered(): [ours: HttpMetrics, reference: HttpMetrics] {
+  const both: [HttpMetrics, HttpMetrics] = [createMetrics(), referenceMetrics()];
+  for (const metrics of both) for (const answer of ANSWERS) metrics.observeHttp(...answer);
+  return both;
 }
 
-const httpMetric = (name: string) => name.startsWith('http_');
+const HTTP_METRICS = ['http_requests_total', 'http_request_duration_seconds'];
+
+async function assertReadAlike(ours: Registry, reference: Registry) {
+  for (const name of HTTP_METRICS) assert.equal(await ours.getSingleMetricAsString(name), await reference.getSingleMetricAsString(name), name);
+}
 
 test('the HTTP series read in Prometheus text as prom-client\'s own counter and histogram fed the same answers', async () => {
-  const ours = servicesRegistry();
-  const reference = referenceRegistry();
-  for (const name of ['http_requests_total', 'http_request_duration_seconds']) {
-    assert.equal(await ours.getSingleMetricAsString(name), await reference.getSingleMetricAsString(name), name);
-  }
+  const [ours, reference] = bothAnswered();
+  await assertReadAlike(ours.registry, reference.registry);
 });
 
 test('a second read of the HTTP series counts nothing twice', async () => {
-  const metrics = createMetrics();
-  for (const answer of ANSWERS) metrics.observeHttp(...answer);
-  await metrics.registry.metrics();
-  metrics.observeHttp('GET', '/api/open/v1/me', 401, 0.0002);
-  const text = await metrics.registry.metrics();
-  assert.match(text, /^http_requests_total\{method="GET",route="\/api\/open\/v1\/me",status="401"\} 3$/m);
-  assert.match(text, /^http_request_duration_seconds_count\{method="GET",route="\/api\/open\/v1\/me",status="401"\} 3$/m);
-  assert.match(text, /^http_requests_total\{method="GET",route="\/api\/open\/v1\/me",status="200"\} 19$/m);
+  const [ours, reference] = bothAnswered();
+  await ours.registry.metrics();
+  for (const metrics of [ours, reference]) metrics.observeHttp('GET', '/api/open/v1/me', 401, 0.0002);
+  await assertReadAlike(ours.registry, reference.registry);
+  assert.match(await ours.registry.metrics(), /^http_requests_total\{method="GET",route="\/api\/open\/v1\/me",status="401"\} 3$/m);
+});
+
+test('a reset of the registry forgets the HTTP series as it forgets prom-client\'s own', async () => {
+  const [ours, reference] = bothAnswered();
+  await ours.registry.metrics();
+  for (const metrics of [ours, reference]) {
+    metrics.registry.resetMetrics();
+    metrics.observeHttp('GET', '/api/open/v1/me', 401, 0.0002);
+  }
+  await assertReadAlike(ours.registry, reference.registry);
+  assert.doesNotMatch(await ours.registry.metrics(), /status="200"/);
 });
 
 test('the HTTP series of several workers sum as prom-client\'s own do (WORKERS=N)', async () => {
-  const json = async (registry: Registry) => (await registry.getMetricsAsJSON()).filter((metric) => httpMetric(metric.name));
-  const ours = AggregatorRegistry.aggregate([await json(servicesRegistry()), await json(servicesRegistry())]);
-  const reference = AggregatorRegistry.aggregate([await json(referenceRegistry()), await json(referenceRegistry())]);
-  assert.equal(await ours.metrics(), await reference.metrics());
-  assert.match(await ours.metrics(), /^http_request_duration_seconds_bucket\{le="\+Inf",method="GET",route="\/api\/open\/v1\/me",status="200"\} 38$/m);
+  const json = async (metrics: HttpMetrics) => (await metrics.registry.getMetricsAsJSON()).filter((metric) => HTTP_METRICS.includes(metric.name));
+  const sum = async (workers: HttpMetrics[]) => AggregatorRegistry.aggregate(await Promise.all(workers.map(json))).metrics();
+  const [ours1, reference1] = bothAnswered();
+  const [ours2, reference2] = bothAnswered();
+  const ours = await sum([ours1, ours2]);
+  assert.equal(ours, await sum([reference1, reference2]));
+  assert.match(ours, /^http_request_duration_seconds_bucket\{le="\+Inf",method="GET",route="\/api\/open\/v1\/me",status="200"\} 38$/m);
 });
