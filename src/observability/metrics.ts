@@ -53,27 +53,37 @@ class HttpSeries {
 }
 
 /**
- * `http_request_duration_seconds` as prom-client's registry reads a histogram (`get()`: its
- * buckets cumulative, `+Inf`, `_sum`, `_count`; summed across WORKERS=N by the primary), from
- * the counts `HttpSeries` keeps. prom-client's own `Histogram` validates and hashes the labels at
- * every `observe`, a bound child's too: 0.8 µs a request in a loop, about 2 µs in the server's
- * profile of a 401 (docs/performance.md, decision 64), where this is a few additions.
+ * `http_request_duration_seconds` as prom-client's registry reads its own histograms: each
+ * series' buckets cumulative, `+Inf`, `_sum` and `_count`, its labels shared by its lines (so
+ * the registry formats them once a series) in `getForPromString()`, spread into each line in
+ * `get()` (the JSON the primary sums under WORKERS=N). From the counts `HttpSeries` keeps, where
+ * prom-client's own `Histogram` validates and hashes the labels at every `observe`, a bound
+ * child's too: 0.8 µs a request in a loop, about 2 µs in the server's profile of a 401
+ * (docs/performance.md, decision 64). It is no `Histogram`: it has no `observe`, `labels` or
+ * `remove`, which nothing calls.
  */
-function durationHistogram(name: string, help: string, series: () => Iterable<HttpSeries>, forget: () => void) {
-  const point = (metricName: string, labels: Record<string, string | number>, value: number) => ({ metricName, labels, value });
+function durationHistogram(name: string, help: string, series: () => readonly HttpSeries[], forget: () => void) {
+  const line = (metricName: string, labels: { le?: number | string }, sharedLabels: HttpLabels, value: number, exemplar: null | undefined) =>
+    ({ labels, sharedLabels, value, metricName, exemplar });
+  const forPromString = () => {
+    const values = [];
+    for (const { labels, inBucket, count, seconds } of series()) {
+      let cumulative = 0;
+      DURATION_BOUNDS.forEach((le, bucket) => {
+        cumulative += inBucket[bucket]!;
+        values.push(line(`${name}_bucket`, { le }, labels, cumulative, null));
+      });
+      values.push(line(`${name}_bucket`, { le: '+Inf' }, labels, count, null),
+        line(`${name}_sum`, {}, labels, seconds, undefined), line(`${name}_count`, {}, labels, count, undefined));
+    }
+    return { name, help, type: 'histogram', values, aggregator: 'sum' };
+  };
   return {
     name, help, type: 'histogram', aggregator: 'sum',
+    getForPromString: async () => forPromString(),
     get: async () => {
-      const values = [];
-      for (const { labels, inBucket, count, seconds } of series()) {
-        let cumulative = 0;
-        DURATION_BOUNDS.forEach((le, bucket) => {
-          cumulative += inBucket[bucket]!;
-          values.push(point(`${name}_bucket`, { le, ...labels }, cumulative));
-        });
-        values.push(point(`${name}_bucket`, { le: '+Inf', ...labels }, count), point(`${name}_sum`, labels, seconds), point(`${name}_count`, labels, count));
-      }
-      return { name, help, type: 'histogram', aggregator: 'sum', values };
+      const read = forPromString();
+      return { ...read, values: read.values.map(({ sharedLabels, labels, ...value }) => ({ ...value, labels: { ...labels, ...sharedLabels } })) };
     },
     reset: forget,
   };
@@ -83,33 +93,50 @@ export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
-  // Series by route, then method and status, not by a key joined per request: a route's pattern
-  // is the same string each time, whose hash V8 keeps. Routes are the registered patterns, so the
-  // set is bounded.
+  // Series found by route, then method and status, not by a key joined per request: a route's
+  // pattern is the same string each time, whose hash V8 keeps. Routes are the registered
+  // patterns, so the set is bounded. `inOrder`: the same, in the order of their first answer,
+  // the order prom-client reads its own in.
   const httpSeries = new Map<string, Map<string, Map<number, HttpSeries>>>();
-  function* everyHttpSeries() {
-    for (const byMethod of httpSeries.values()) for (const byStatus of byMethod.values()) yield* byStatus.values();
-  }
-  new Counter({
+  const inOrder: HttpSeries[] = [];
+  const requests = new Counter({
     name: 'http_requests_total', help: 'HTTP requests answered', labelNames: ['method', 'route', 'status'] as const, registers,
     // Counted in `HttpSeries` at each answer, handed over when the registry is read.
-    collect() {
-      for (const series of everyHttpSeries()) {
-        if (series.count > series.counted) this.inc(series.labels, series.count - series.counted);
-        series.counted = series.count;
-      }
-    },
+    collect: () => handOverRequests(),
   });
-  registry.registerMetric(durationHistogram('http_request_duration_seconds', 'Time to answer an HTTP request', everyHttpSeries, () => httpSeries.clear()) as unknown as Histogram);
+  function handOverRequests() {
+    for (const series of inOrder) {
+      if (series.count > series.counted) requests.inc(series.labels, series.count - series.counted);
+      series.counted = series.count;
+    }
+  }
+  // A reset forgets the counts not yet handed over too, as prom-client's counter, counting at
+  // each answer, forgot them; the histogram's forgets its series, their counts handed over first.
+  const resetRequests = requests.reset.bind(requests);
+  requests.reset = () => {
+    for (const series of inOrder) series.counted = series.count;
+    resetRequests();
+  };
+  registry.registerMetric(durationHistogram('http_request_duration_seconds', 'Time to answer an HTTP request', () => inOrder, () => {
+    handOverRequests();
+    httpSeries.clear();
+    inOrder.length = 0;
+  }) as unknown as Histogram);
   return {
     registry,
     observeHttp(method, route, status, seconds) {
+      // Refused as prom-client's own histogram refuses it, before any series is made: one NaN
+      // would leave `_sum` NaN for good.
+      if (!Number.isFinite(seconds)) throw new TypeError(`Value is not a valid number: ${seconds}`);
       let byMethod = httpSeries.get(route);
       if (byMethod === undefined) httpSeries.set(route, byMethod = new Map());
       let byStatus = byMethod.get(method);
       if (byStatus === undefined) byMethod.set(method, byStatus = new Map());
       let series = byStatus.get(status);
-      if (series === undefined) byStatus.set(status, series = new HttpSeries({ method, route, status: String(status) }));
+      if (series === undefined) {
+        byStatus.set(status, series = new HttpSeries({ method, route, status: String(status) }));
+        inOrder.push(series);
+      }
       series.observe(seconds);
     },
     tokensIssued: new Counter({ name: 'tokens_issued_total', help: 'Tokens issued', labelNames: ['kind'], registers }),

@@ -11,13 +11,17 @@ import { type Metrics, createMetrics } from '../../src/observability/metrics.js'
 
 const LABEL_NAMES = ['method', 'route', 'status'] as const;
 
-/** Answers of two routes and three statuses, on and around every bucket's bound and past the last. */
+/**
+ * Answers of two routes and three statuses, on and around every bucket's bound and past the last;
+ * a series of another route comes between two of one route, so the order series are read in is
+ * the order of their first answer, not one grouped by route.
+ */
 const ANSWERS: ReadonlyArray<[method: string, route: string, status: number, seconds: number]> = [
   ...[0, 0.0001, 0.0005, 0.00050001, 0.001, 0.002, 0.0025, 0.005, 0.0099, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 2.6, 30]
     .map((seconds) => ['GET', '/api/open/v1/me', 200, seconds] as [string, string, number, number]),
+  ['POST', '/api/oauth/token', 200, 0.004],
   ['GET', '/api/open/v1/me', 401, 0.0003],
   ['GET', '/api/open/v1/me', 401, 0.0004],
-  ['POST', '/api/oauth/token', 200, 0.004],
   ['POST', '/api/oauth/token', 400, 0.7],
 ];
 
@@ -51,8 +55,11 @@ function bothAnswered(): [ours: HttpMetrics, reference: HttpMetrics] {
 
 const HTTP_METRICS = ['http_requests_total', 'http_request_duration_seconds'];
 
+/** Both registries read the same: the text of each metric, and the JSON the primary of WORKERS=N sums. */
 async function assertReadAlike(ours: Registry, reference: Registry) {
   for (const name of HTTP_METRICS) assert.equal(await ours.getSingleMetricAsString(name), await reference.getSingleMetricAsString(name), name);
+  const json = async (registry: Registry) => JSON.stringify((await registry.getMetricsAsJSON()).filter((metric) => HTTP_METRICS.includes(metric.name)));
+  assert.equal(await json(ours), await json(reference));
 }
 
 test('the HTTP series read in Prometheus text as prom-client\'s own counter and histogram fed the same answers', async () => {
@@ -77,6 +84,33 @@ test('a reset of the registry forgets the HTTP series as it forgets prom-client\
   }
   await assertReadAlike(ours.registry, reference.registry);
   assert.doesNotMatch(await ours.registry.metrics(), /status="200"/);
+});
+
+test('the HTTP series read alike with the registry\'s default labels', async () => {
+  const [ours, reference] = bothAnswered();
+  for (const metrics of [ours, reference]) metrics.registry.setDefaultLabels({ instance: 'a"\\b' });
+  await assertReadAlike(ours.registry, reference.registry);
+});
+
+test('a reset of either HTTP metric alone loses none of the other\'s counts, read or not', async () => {
+  for (const name of HTTP_METRICS) {
+    const [ours, reference] = bothAnswered();
+    for (const metrics of [ours, reference]) {
+      metrics.registry.getSingleMetric(name)!.reset();
+      metrics.observeHttp('GET', '/api/open/v1/me', 401, 0.0002);
+    }
+    await assertReadAlike(ours.registry, reference.registry);
+  }
+});
+
+test('a duration that is no number is refused as prom-client refuses it, and counts nothing', async () => {
+  const [ours, reference] = bothAnswered();
+  for (const seconds of [Number.NaN, Number.POSITIVE_INFINITY]) {
+    assert.throws(() => referenceMetrics().observeHttp('GET', '/healthz', 200, seconds), TypeError);
+    assert.throws(() => ours.observeHttp('GET', '/healthz', 200, seconds), TypeError);
+  }
+  // prom-client counted the request before its histogram refused the duration; nothing is counted now.
+  await assertReadAlike(ours.registry, reference.registry);
 });
 
 test('the HTTP series of several workers sum as prom-client\'s own do (WORKERS=N)', async () => {
