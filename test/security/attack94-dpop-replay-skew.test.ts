@@ -15,7 +15,7 @@ import type { TestApp } from '../support/app.js';
 import { onPostgres } from '../support/databases.js';
 import { dpopKey, dpopProof } from '../support/dpop.js';
 import { type Instances, startInstances } from '../support/instances.js';
-import { redisUrl } from '../support/redis.js';
+import { redisUrl, uniqueKeyPrefix } from '../support/redis.js';
 import { clientFields, newClient, pkcePair, startOAuthApp } from '../oauth/helpers.js';
 
 const SKEW_MS = 10_000;
@@ -30,10 +30,12 @@ onPostgres('attack94: a proof is accepted once by instances whose clocks differ 
       const env = withRedis ? { REDIS_URL: redisUrl! } : {};
       const ahead: Clock = { now: () => Date.now() };
       const behind: Clock = { now: () => Date.now() - SKEW_MS };
-      const first: Instances = await startInstances(database.url, 1, env, { clock: ahead });
+      // One service's two instances: one Redis key prefix, so one replay cache.
+      const redisKeyPrefix = uniqueKeyPrefix();
+      const first: Instances = await startInstances(database.url, 1, env, { clock: ahead, redisKeyPrefix });
       let second: Instances | undefined;
       try {
-        second = await startInstances(database.url, 1, { ...env, BASE_URL: first.issuer }, { clock: behind });
+        second = await startInstances(database.url, 1, { ...env, BASE_URL: first.issuer }, { clock: behind, redisKeyPrefix });
         const a = first.list[0]!;
         const b = second.list[0]!;
         const c = await newClient(t, { type: 'public' });

@@ -39,16 +39,17 @@ export interface Instances {
 }
 
 /**
- * With `REDIS_URL` in `env`, the instances share counters under a key prefix of this run's own
- * (so repeated runs never share sign-in or API counts). With `clock`, every instance reads that
+ * With `REDIS_URL` in `env`, the instances share counters and the DPoP replay cache under a key
+ * prefix of this call's own (so repeated runs never share sign-in or API counts), or under
+ * `redisKeyPrefix`: calls given one share them, as the instances of one service do. With `clock`, every instance reads that
  * one clock, as machines whose clocks agree would. With `logLines`, the instances' log lines (at
  * `info`) are collected there instead of silenced. Should one fail to start, those started are
  * closed before the error is thrown: a server left listening would keep the test process alive.
  */
 export async function startInstances(
-  databaseUrl: string, count: number, env: Record<string, string | undefined> = {}, options: { clock?: Clock; logLines?: string[] } = {},
+  databaseUrl: string, count: number, env: Record<string, string | undefined> = {}, options: { clock?: Clock; logLines?: string[]; redisKeyPrefix?: string } = {},
 ): Promise<Instances> {
-  const keyPrefix = uniqueKeyPrefix();
+  const keyPrefix = options.redisKeyPrefix ?? uniqueKeyPrefix();
   const list: Instance[] = [];
   const close = async () => {
     for (const instance of list) await closeInstance(instance);
@@ -63,7 +64,7 @@ export async function startInstances(
       let app: FastifyInstance | undefined;
       try {
         limiter = settings.redisUrl ? new RedisRateLimiter({ url: settings.redisUrl, keyPrefix, commandTimeoutMs: SHARED_LIMITER_COMMAND_TIMEOUT_MS }) : undefined;
-        deps = createDeps(settings, { audit: NO_AUDIT, ...(limiter ? { limiter } : {}), ...(options.clock ? { clock: options.clock } : {}) });
+        deps = createDeps(settings, { audit: NO_AUDIT, redisKeyPrefix: keyPrefix, ...(limiter ? { limiter } : {}), ...(options.clock ? { clock: options.clock } : {}) });
         if (list.length === 0) {
           await prepareDatabase(deps);
           await sealStoredSecrets(deps.stores, settings.keysSecret);
