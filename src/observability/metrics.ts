@@ -31,7 +31,9 @@ export interface Metrics {
 /** The upper bounds of `http_request_duration_seconds`' buckets, in seconds. */
 const DURATION_BOUNDS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
-type HttpLabels = Record<'method' | 'route' | 'status', string>;
+const HTTP_LABEL_NAMES = ['method', 'route', 'status'] as const;
+
+type HttpLabels = Record<(typeof HTTP_LABEL_NAMES)[number], string>;
 
 /** One (route, method, status)'s answers: how many, their seconds, and how many in each bucket (the last past every bound). */
 class HttpSeries {
@@ -76,6 +78,7 @@ function durationHistogram(name: string, help: string, series: () => readonly Ht
       values.push(line(`${name}_bucket`, { le: '+Inf' }, labels, count, null),
         line(`${name}_sum`, {}, labels, seconds, undefined), line(`${name}_count`, {}, labels, count, undefined));
     }
+    // Its keys in the order of prom-client's own, as the JSON a worker sends is theirs.
     return { name, help, type: 'histogram', values, aggregator: 'sum' };
   };
   return {
@@ -100,7 +103,7 @@ export function createMetrics(): Metrics {
   const httpSeries = new Map<string, Map<string, Map<number, HttpSeries>>>();
   const inOrder: HttpSeries[] = [];
   const requests = new Counter({
-    name: 'http_requests_total', help: 'HTTP requests answered', labelNames: ['method', 'route', 'status'] as const, registers,
+    name: 'http_requests_total', help: 'HTTP requests answered', labelNames: HTTP_LABEL_NAMES, registers,
     // Counted in `HttpSeries` at each answer, handed over when the registry is read.
     collect: () => handOverRequests(),
   });

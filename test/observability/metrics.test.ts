@@ -55,11 +55,13 @@ function bothAnswered(): [ours: HttpMetrics, reference: HttpMetrics] {
 
 const HTTP_METRICS = ['http_requests_total', 'http_request_duration_seconds'];
 
-/** Both registries read the same: the text of each metric, and the JSON the primary of WORKERS=N sums. */
+/** The HTTP metrics as the registry reads them for the primary of WORKERS=N. */
+const httpJson = async (registry: Registry) => (await registry.getMetricsAsJSON()).filter((metric) => HTTP_METRICS.includes(metric.name));
+
+/** Both registries read the same: the text of each metric, and the JSON the primary sums. */
 async function assertReadAlike(ours: Registry, reference: Registry) {
   for (const name of HTTP_METRICS) assert.equal(await ours.getSingleMetricAsString(name), await reference.getSingleMetricAsString(name), name);
-  const json = async (registry: Registry) => JSON.stringify((await registry.getMetricsAsJSON()).filter((metric) => HTTP_METRICS.includes(metric.name)));
-  assert.equal(await json(ours), await json(reference));
+  assert.equal(JSON.stringify(await httpJson(ours)), JSON.stringify(await httpJson(reference)));
 }
 
 test('the HTTP series read in Prometheus text as prom-client\'s own counter and histogram fed the same answers', async () => {
@@ -114,8 +116,7 @@ test('a duration that is no number is refused as prom-client refuses it, and cou
 });
 
 test('the HTTP series of several workers sum as prom-client\'s own do (WORKERS=N)', async () => {
-  const json = async (metrics: HttpMetrics) => (await metrics.registry.getMetricsAsJSON()).filter((metric) => HTTP_METRICS.includes(metric.name));
-  const sum = async (workers: HttpMetrics[]) => AggregatorRegistry.aggregate(await Promise.all(workers.map(json))).metrics();
+  const sum = async (workers: HttpMetrics[]) => AggregatorRegistry.aggregate(await Promise.all(workers.map((worker) => httpJson(worker.registry)))).metrics();
   const [ours1, reference1] = bothAnswered();
   const [ours2, reference2] = bothAnswered();
   const ours = await sum([ours1, ours2]);
