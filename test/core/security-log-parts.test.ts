@@ -11,6 +11,7 @@ function memoryStore(failing = false): SecurityEventStore & { stored: Array<Omit
   return {
     stored,
     insert: async (event) => { if (failing) throw new Error('insert refused'); stored.push(event); },
+    insertUnlessDeleted: async (event) => { if (failing) throw new Error('insert refused'); stored.push(event); return true; },
     insertMany: async (events) => { stored.push(...events); },
     listForUser: async () => ({ items: [], total: 0 }) as never,
     eraseForUser: async () => {},

@@ -200,6 +200,21 @@ forEachDatabase('the audit trail of sign-in', (database) => {
     assert.deepEqual(await events(user.id), [], 'its log stays empty');
   });
 
+  test('a wrong passkey for an account staff deleted writes nothing to its kept log, as a wrong password for it does; the operator still sees it, and a suspended account\'s owner is still told', async () => {
+    const { user, browser } = await signedIn();
+    const passkey = await addPasskey(browser);
+    const before = (await events(user.id)).length;
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'deleted');
+    assert.equal((await passkeyAlone(new Browser(t), passkey, true)).status, 401);
+    assert.equal((await new Browser(t).signIn(user.username, 'not the password')).status, 401);
+    assert.equal((await events(user.id)).length, before, 'no line joins the log staff kept');
+    assert.deepEqual(auditOf(user.id).filter((l) => l.audit === 'sign_in.failed').map((l) => l.reason), ['invalid_passkey'], 'the passkey names the account to the operator');
+
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
+    assert.equal((await passkeyAlone(new Browser(t), passkey, true)).status, 401);
+    assert.deepEqual((await events(user.id)).slice(before).map((e) => [e.kind, e.detail.reason]), [['sign_in.failed', 'passkey not verified']]);
+  });
+
   test('a typed username cannot forge an audit line: newlines and quotes stay inside its field', async () => {
     const forged = `x"}\n{"level":30,"audit":"sign_in.succeeded","userId":1,"msg":"audit"}\r\n`;
     const before = lines.length;

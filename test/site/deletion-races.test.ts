@@ -168,6 +168,39 @@ onPostgres('the member\'s own deletion and writes holding the account', (databas
     assert.deepEqual(await db.selectFrom('security_events').select('kind').where('user_id', '=', user.id).execute(), [], 'no line of the log');
   });
 
+  test('a wrong password racing the member\'s own deletion leaves no line in the erased log: the line is written only while the account is not deleted, which the deletion waits for or sees', async () => {
+    const { user, visitor } = await signedInMember(t, 'mistyping', PASSWORD);
+    const outside = new pg.Client({ connectionString: database.url });
+    const watcher = new pg.Client({ connectionString: database.url });
+    await outside.connect();
+    await watcher.connect();
+    // The wrong password read the account before the deletion; its line is pinned at its insert,
+    // past whatever the statement holds before the row is inserted, until the deletion commits or waits.
+    const key = 0x5ec0_0000 + user.id;
+    await outside.query(`create function hold_line() returns trigger language plpgsql as $$ begin perform pg_advisory_xact_lock_shared(${key}); return new; end $$`);
+    await outside.query(`create trigger hold_line before insert on security_events for each row when (new.user_id = ${user.id}) execute function hold_line()`);
+    await outside.query('select pg_advisory_lock($1)', [key]);
+    let wrong: Promise<PageResponse> | undefined;
+    let deletion: Promise<PageResponse> | undefined;
+    try {
+      wrong = new Visitor(t.baseUrl).post('/login', { username: user.username, password: 'not the password', return_to: '/' });
+      await until(async () => (await waiting(watcher, 'insert into "security_events"%')) > 0, 'the wrong password\'s line reached its insert');
+      let deleted = false;
+      deletion = visitor.post('/settings/account/delete', { confirm: 'yes', password: PASSWORD }).finally(() => { deleted = true; });
+      await until(async () => deleted || (await waiting(watcher, 'update "users" set "status"%')) > 0, 'the deletion committed, or waited for the line\'s hold of the account');
+      await outside.query('select pg_advisory_unlock($1)', [key]);
+      assert.equal((await deletion).status, 303, 'the deletion went through');
+      assert.equal((await wrong).status, 401);
+      const { db } = t.deps.database;
+      assert.deepEqual(await db.selectFrom('security_events').select('kind').where('user_id', '=', user.id).execute(), [], 'no line of the log');
+    } finally {
+      await outside.query('select pg_advisory_unlock_all()');
+      await Promise.allSettled([wrong, deletion].filter((p) => p !== undefined));
+      await outside.query('drop trigger hold_line on security_events; drop function hold_line()');
+      await Promise.all([outside.end(), watcher.end()]);
+    }
+  });
+
   test('a personal token or an app made as the member deletes the account does not outlive it: each is made only while the account is active, which the deletion waits for or sees', async () => {
     const { user, visitor } = await signedInMember(t, 'making', PASSWORD);
     // The secret sealed to be shown once waits, after the token or app is written and before it commits.

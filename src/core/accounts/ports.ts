@@ -269,6 +269,11 @@ export interface SecurityEvent {
 
 export interface SecurityEventStore {
   insert(event: Omit<SecurityEvent, 'id'>): Promise<void>;
+  /**
+   * Stores the event, in one statement, only while its account is not deleted; a deletion racing
+   * it either is seen or erases the line (`false`: the account is deleted, nothing was stored).
+   */
+  insertUnlessDeleted(event: Omit<SecurityEvent, 'id'>): Promise<boolean>;
   /** Stores several events, in as few statements as the database allows. */
   insertMany(events: ReadonlyArray<Omit<SecurityEvent, 'id'>>): Promise<void>;
   /** Newest first, ties by id (newest first). */

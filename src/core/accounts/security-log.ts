@@ -208,7 +208,14 @@ export class SecurityLog {
    */
   async record(event: NewSecurityEvent, ownAudit?: AuditEvent): Promise<void> {
     const stored = this.toStored(event);
-    await this.attempt(event, stored, [() => this.store.insert(stored), ...this.tellings(event, stored, ownAudit)]);
+    const [audit, notice] = this.tellings(event, stored, ownAudit);
+    // Written after the change, outside its transaction, so only while the account is not
+    // deleted: a line landing after the member's own deletion erased the log would stay, and a
+    // deleted account, whoever deleted it, is told nothing (a wrong password for it writes
+    // nothing either). Its notice goes only with the line; the audit line goes either way.
+    let deleted = false;
+    await this.attempt(event, stored, [async () => { deleted = !(await this.store.insertUnlessDeleted(stored)); }, audit]);
+    if (!deleted) await this.attempt(event, stored, [notice]);
   }
 
   /**
@@ -225,7 +232,7 @@ export class SecurityLog {
   }
 
   /** The event's audit line and notice mail. */
-  private tellings(event: NewSecurityEvent, stored: StoredEvent, ownAudit: AuditEvent | undefined): Array<() => unknown> {
+  private tellings(event: NewSecurityEvent, stored: StoredEvent, ownAudit: AuditEvent | undefined): [audit: () => unknown, notice: () => unknown] {
     const requestId = event.origin?.requestId ?? event.requestId;
     return [() => this.writeAudit(stored, requestId, ownAudit), () => this.notify(stored, event.origin?.locale)];
   }

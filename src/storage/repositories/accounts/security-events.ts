@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, PostgresAdapter } from 'kysely';
 import type { Page } from '../../../core/stores.js';
 import type { SecurityEvent, SecurityEventStore } from '../../../core/accounts/ports.js';
 import type { Database } from '../../schema.js';
@@ -22,10 +22,33 @@ function row(event: Omit<SecurityEvent, 'id'>) {
 
 /** The account's security log (issue 18 item 5): written by `SecurityLog`, read by its owner. */
 export class KyselySecurityEventStore implements SecurityEventStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly postgres: boolean;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  }
 
   async insert(event: Omit<SecurityEvent, 'id'>): Promise<void> {
     await this.db.insertInto('security_events').values(row(event)).execute();
+  }
+
+  /**
+   * One statement: the line is inserted from the account's row, read only while the account is
+   * not deleted. On PostgreSQL the row is held `FOR NO KEY UPDATE` until the statement ends, as
+   * `UserStore.holdActive` holds it, so a deletion that has changed the status and not yet
+   * committed is waited for (and the row, read again once it commits, inserts nothing), and one
+   * that comes after waits for this statement, then its erase sees the line. SQLite runs one
+   * transaction at a time: the statement reads the status the deletion left or will find.
+   */
+  async insertUnlessDeleted(event: Omit<SecurityEvent, 'id'>): Promise<boolean> {
+    const values = row(event);
+    const account = this.db.selectFrom('users')
+      .select((eb) => [eb.val(values.user_id).as('user_id'), eb.val(values.kind).as('kind'), eb.val(values.created_at).as('created_at'),
+        eb.val(values.address).as('address'), eb.val(values.device).as('device'), eb.val(values.detail).as('detail')])
+      .where('id', '=', event.userId).where('status', '<>', 'deleted');
+    const result = await this.db.insertInto('security_events').columns(['user_id', 'kind', 'created_at', 'address', 'device', 'detail'])
+      .expression(this.postgres ? account.forNoKeyUpdate() : account).executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
   }
 
   async insertMany(events: ReadonlyArray<Omit<SecurityEvent, 'id'>>): Promise<void> {
