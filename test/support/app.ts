@@ -30,6 +30,12 @@ export interface TestAppOptions {
   clock?: TestClock;
   limiter?: RateLimiter;
   /**
+   * The key prefix of what the app keeps in Redis with `REDIS_URL` in `env` (its DPoP replay
+   * cache, and its counters unless `limiter` is given): apps given one share them, as one
+   * service's instances do. A prefix of the app's own unless told.
+   */
+  redisKeyPrefix?: string;
+  /**
    * Collects log lines instead of silencing them: the app's, at `logLevel`, and the audit sink's,
    * as the server writes both to its standard output.
    */
@@ -70,7 +76,7 @@ async function startOnPort(database: TestDatabase, options: TestAppOptions, cloc
     clock,
     audit: { record: (event, reqId) => { audit.push(event); auditLog?.record(event, reqId); } },
     ...(options.limiter ? { limiter: options.limiter } : {}),
-    redisKeyPrefix: uniqueKeyPrefix(),
+    redisKeyPrefix: options.redisKeyPrefix ?? uniqueKeyPrefix(),
   });
   let app: FastifyInstance | undefined;
   try {

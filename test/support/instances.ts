@@ -94,7 +94,7 @@ async function closeInstance(instance: { app?: FastifyInstance | undefined; deps
   await instance.limiter?.close();
 }
 
-export interface SuiteAppsOptions extends Omit<TestAppOptions, 'limiter'> {
+export interface SuiteAppsOptions extends Omit<TestAppOptions, 'limiter' | 'redisKeyPrefix'> {
   /** Each app counts in this Redis under one key prefix of the suite's own: the apps share their limits, and no other run's. */
   redisUrl?: string;
 }
@@ -118,7 +118,8 @@ export function startAppsForSuite<Count extends number>(
     const keyPrefix = uniqueKeyPrefix();
     for (let i = 0; i < count; i++) {
       const limiter = redisUrl ? new RedisRateLimiter({ url: redisUrl, keyPrefix, commandTimeoutMs: SHARED_LIMITER_COMMAND_TIMEOUT_MS }) : undefined;
-      const app = await startTestApp(database, { ...appOptions, clock, ...(limiter ? { limiter } : {}) });
+      // One prefix for what the apps keep in Redis, with `REDIS_URL` in `env` too (the DPoP replay cache), as one service's instances share it.
+      const app = await startTestApp(database, { ...appOptions, clock, redisKeyPrefix: keyPrefix, ...(limiter ? { limiter } : {}) });
       apps.push(limiter ? { ...app, close: async () => { await app.close(); await limiter.close(); } } : app);
     }
     started(apps as TestApps<Count>);
