@@ -177,12 +177,12 @@ onPostgres('the member\'s own deletion and writes holding the account', (databas
     // The wrong password read the account before the deletion; its line is pinned at its insert,
     // past whatever the statement holds before the row is inserted, until the deletion commits or waits.
     const key = 0x5ec0_0000 + user.id;
-    await outside.query(`create function hold_line() returns trigger language plpgsql as $$ begin perform pg_advisory_xact_lock_shared(${key}); return new; end $$`);
-    await outside.query(`create trigger hold_line before insert on security_events for each row when (new.user_id = ${user.id}) execute function hold_line()`);
-    await outside.query('select pg_advisory_lock($1)', [key]);
     let wrong: Promise<PageResponse> | undefined;
     let deletion: Promise<PageResponse> | undefined;
     try {
+      await outside.query(`create function hold_line() returns trigger language plpgsql as $$ begin perform pg_advisory_xact_lock_shared(${key}); return new; end $$`);
+      await outside.query(`create trigger hold_line before insert on security_events for each row when (new.user_id = ${user.id}) execute function hold_line()`);
+      await outside.query('select pg_advisory_lock($1)', [key]);
       wrong = new Visitor(t.baseUrl).post('/login', { username: user.username, password: 'not the password', return_to: '/' });
       await until(async () => (await waiting(watcher, 'insert into "security_events"%')) > 0, 'the wrong password\'s line reached its insert');
       let deleted = false;
@@ -196,7 +196,7 @@ onPostgres('the member\'s own deletion and writes holding the account', (databas
     } finally {
       await outside.query('select pg_advisory_unlock_all()');
       await Promise.allSettled([wrong, deletion].filter((p) => p !== undefined));
-      await outside.query('drop trigger hold_line on security_events; drop function hold_line()');
+      await outside.query('drop trigger if exists hold_line on security_events; drop function if exists hold_line()');
       await Promise.all([outside.end(), watcher.end()]);
     }
   });

@@ -22,6 +22,18 @@ forEachDatabase('account security storage contract', (database) => {
   /** How many of racing writes took effect: `true`, or the account status a write returns. */
   const winners = (results: ReadonlyArray<unknown>) => results.filter(Boolean).length;
 
+  test('a security-log line written after its change is stored while its account is not deleted (active or suspended), column for column, and says whether it was', async () => {
+    const user = await newUser();
+    const line = { userId: user.id, kind: 'password.changed', createdAt: T0, address: '192.0.2.7', device: 'Firefox on Linux', detail: { other_sessions_signed_out: '0' } };
+    assert.equal(await stores.securityEvents.insertUnlessDeleted(line), true, 'active');
+    await stores.users.setStatus(user.id, 'suspended', T0);
+    assert.equal(await stores.securityEvents.insertUnlessDeleted({ ...line, createdAt: T0 + 1 }), true, 'suspended');
+    await stores.users.setStatus(user.id, 'deleted', T0);
+    assert.equal(await stores.securityEvents.insertUnlessDeleted({ ...line, createdAt: T0 + 2 }), false, 'deleted');
+    const stored = (await stores.securityEvents.listForUser(user.id, 0, 10)).items.map(({ id: _id, ...event }) => event);
+    assert.deepEqual(stored, [{ ...line, createdAt: T0 + 1 }, line]);
+  });
+
   test('a WebAuthn challenge is consumed once, for its purpose only, and not after it expires', async () => {
     const user = await newUser();
     const challenge = unique('c');

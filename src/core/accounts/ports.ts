@@ -92,6 +92,8 @@ export interface UserStore {
    * transaction writes for an active account is seen by a deletion's erase. Inside a transaction only.
    */
   holdActive(id: number): Promise<boolean>;
+  /** Whether the account is not deleted, holding its row as `holdActive` does. Inside a transaction only. */
+  holdUnlessDeleted(id: number): Promise<boolean>;
   /** Clears the nickname, bio and avatar, whatever the status (the member's own deletion). */
   eraseProfile(id: number, now: Instant): Promise<void>;
   /** Replaces the password hash; returns whether the user exists. */

@@ -195,9 +195,10 @@ export class SecurityLog {
   }
 
   /**
-   * Stores the event for its account, writes its audit event and mails its notice, each whatever
-   * became of the others. It is called once the change is made, so it never throws: a failure is
-   * an error in the server's log, and the change is answered as made. A line that could not be
+   * Stores the event for its account unless the account is deleted, writes its audit event and
+   * mails its notice (not for a deleted account), each whatever became of the others. It is
+   * called once the change is made, so it never throws: a failure is an error in the server's
+   * log, and the change is answered as made. A line that could not be
    * stored (a statement timeout, a constraint of that one table) must not also keep the member
    * from hearing of the change, when the outbox, another table, may well take the mail, nor keep
    * the operator's audit line from the server log, nor turn a made change (an account deleted, a

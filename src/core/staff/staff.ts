@@ -111,6 +111,21 @@ export interface StaffChangeMade<T> {
 }
 
 /**
+ * The lines whose account is not deleted, each account's row held until the transaction ends
+ * (`UserStore.holdUnlessDeleted`, in the order of their ids, so two changes never wait on each
+ * other): a deleted account gets no line, as its sign-in failures get none (its member's own
+ * deletion erased the log, or staff keep it as it was), and a member's own deletion racing the
+ * change waits for it and erases the line, or is seen.
+ */
+async function toldToAccountsNotDeleted<Line extends { userId: number }>(tx: Stores, lines: readonly Line[]): Promise<Line[]> {
+  const kept = new Set<number>();
+  for (const userId of [...new Set(lines.map((line) => line.userId))].sort((a, b) => a - b)) {
+    if (await tx.users.holdUnlessDeleted(userId)) kept.add(userId);
+  }
+  return lines.filter((line) => kept.has(line.userId));
+}
+
+/**
  * Makes a staff change and writes it to the staff log in one transaction (both or neither), with
  * the lines it `told` members' security logs, then records the audit event. `undefined` when
  * `change` found nothing to act on. `announce` mails the members the notices of those lines whose
@@ -140,7 +155,8 @@ export async function makeStaffChange<T>(
       detail: made.detail,
       reason: change.reason,
     });
-    const announce = await deps.securityLog.recordAll((made.told ?? []).map((line) => ({ ...line, origin: staffOrigin(change.actor) })), tx.securityEvents);
+    const told = await toldToAccountsNotDeleted(tx, made.told ?? []);
+    const announce = await deps.securityLog.recordAll(told.map((line) => ({ ...line, origin: staffOrigin(change.actor) })), tx.securityEvents);
     return { result: made.result, entry, announce };
   });
   if (done) {

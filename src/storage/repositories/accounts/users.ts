@@ -101,8 +101,16 @@ export class KyselyUserStore implements UserStore {
     return Number(result.numUpdatedRows) === 1;
   }
 
-  async holdActive(id: number): Promise<boolean> {
-    const query = this.db.selectFrom('users').select('id').where('id', '=', id).where('status', '=', 'active');
+  holdActive(id: number): Promise<boolean> {
+    return this.hold(id, '=', 'active');
+  }
+
+  holdUnlessDeleted(id: number): Promise<boolean> {
+    return this.hold(id, '<>', 'deleted');
+  }
+
+  private async hold(id: number, comparison: '=' | '<>', status: UserStatus): Promise<boolean> {
+    const query = this.db.selectFrom('users').select('id').where('id', '=', id).where('status', comparison, status);
     // SQLite runs one transaction at a time: its read is already the status the writes go with.
     // Not FOR SHARE: a share lock joins those already on the row without queueing behind a
     // deletion's status UPDATE waiting for them (PostgreSQL's README.tuplock), so a stream of
