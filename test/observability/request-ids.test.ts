@@ -119,8 +119,8 @@ forEachDatabase('the lines of a security-log event told with no origin', (databa
     const reader = new Visitor(t.baseUrl);
     assert.equal((await reader.get(`/email/not-mine?token=${token}`)).status, 200);
     const store = t.deps.stores.securityEvents;
-    const insert = store.insert.bind(store);
-    store.insert = async () => { throw new Error('the security log is full'); };
+    const insert = store.insertUnlessDeleted.bind(store);
+    store.insertUnlessDeleted = async () => { throw new Error('the security log is full'); };
     try {
       const lines = await linesDuring(logLines, async () => {
         assert.equal((await reader.post('/email/not-mine', { token })).status, 200);
@@ -129,7 +129,7 @@ forEachDatabase('the lines of a security-log event told with no origin', (databa
       assert.equal(failed.length, 1, 'the failure is logged');
       assert.deepEqual([failed[0]!.reqId], requestIdOf(lines, 'POST', '/email/not-mine'), 'with the reqId of the refusal\'s request');
     } finally {
-      store.insert = insert;
+      store.insertUnlessDeleted = insert;
     }
   });
 
