@@ -42,11 +42,11 @@ export class KyselySecurityEventStore implements SecurityEventStore {
    */
   async insertUnlessDeleted(event: Omit<SecurityEvent, 'id'>): Promise<boolean> {
     const values = row(event);
+    const columns = Object.keys(values) as Array<keyof typeof values>;
     const account = this.db.selectFrom('users')
-      .select((eb) => [eb.val(values.user_id).as('user_id'), eb.val(values.kind).as('kind'), eb.val(values.created_at).as('created_at'),
-        eb.val(values.address).as('address'), eb.val(values.device).as('device'), eb.val(values.detail).as('detail')])
+      .select((eb) => columns.map((column) => eb.val(values[column]).as(column)))
       .where('id', '=', event.userId).where('status', '<>', 'deleted');
-    const result = await this.db.insertInto('security_events').columns(['user_id', 'kind', 'created_at', 'address', 'device', 'detail'])
+    const result = await this.db.insertInto('security_events').columns(columns)
       .expression(this.postgres ? account.forNoKeyUpdate() : account).executeTakeFirst();
     return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
   }
