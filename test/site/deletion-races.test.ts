@@ -37,9 +37,9 @@ onPostgres('the member\'s own deletion and writes holding the account', (databas
     }
     throw new Error(`never: ${what}`);
   };
-  /** Backends of this database waiting for a lock, whose statement matches `pattern`. */
+  /** This suite's backends waiting for a lock, whose statement matches `pattern`: another suite's running beside it never count. */
   const waiting = async (outside: pg.Client, pattern: string) => (await outside.query(
-    `select count(*)::int as n from pg_stat_activity where datname = current_database() and cardinality(pg_blocking_pids(pid)) > 0 and query ilike $1`, [pattern],
+    `select count(*)::int as n from pg_stat_activity where application_name = $1 and cardinality(pg_blocking_pids(pid)) > 0 and query ilike $2`, [database.schema, pattern],
   )).rows[0].n as number;
 
   test('a write holding an active account queues behind a deletion already waiting for the row: it never jumps ahead, so a stream of them cannot starve the deletion', async () => {

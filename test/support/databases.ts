@@ -19,6 +19,12 @@ export interface TestDatabase {
   readonly target: DatabaseTarget;
   /** The same target as a DATABASE_URL, for child processes. */
   readonly url: string;
+  /**
+   * PostgreSQL: the suite's schema, which every connection to `url` also gives as its
+   * `application_name`, so a test can tell the suite's backends in `pg_stat_activity` from those
+   * of suites running beside it.
+   */
+  readonly schema?: string;
 }
 
 export const postgresUrl = process.env.TEST_DATABASE_URL;
@@ -70,7 +76,9 @@ export function onPostgres(title: string, suite: (database: TestDatabase) => voi
   const schema = `t_${process.pid}_${randomBytes(4).toString('hex')}`;
   describe(`${title} [postgres]`, { skip: postgresUrl ? false : 'TEST_DATABASE_URL is not set: PostgreSQL suite skipped' }, () => {
     if (!postgresUrl) return;
-    const url = withSearchPath(postgresUrl, schema);
+    const named = new URL(withSearchPath(postgresUrl, schema));
+    named.searchParams.set('application_name', schema);
+    const url = named.toString();
     const admin = new pg.Client({ connectionString: postgresUrl });
     before(async () => {
       await admin.connect();
@@ -80,7 +88,7 @@ export function onPostgres(title: string, suite: (database: TestDatabase) => voi
       await dropSchema(admin, schema);
       await admin.end();
     });
-    suite({ name: 'postgres', target: { kind: 'postgres', url }, url });
+    suite({ name: 'postgres', target: { kind: 'postgres', url }, url, schema });
   });
 }
 
