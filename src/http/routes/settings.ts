@@ -37,6 +37,7 @@ import { formatUtc } from '../../core/time.js';
 import { siteNamesIn } from '../../core/site-name.js';
 import type { Translator } from '../../core/locales.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
+import { taken } from '../reader-pace.js';
 import { UNREADABLE_STATUS, fieldValues, noticeFrom, requireSignIn, requireUser, sendPage, signInAgainPath } from '../pages.js';
 import { afterCommit } from '../logging.js';
 import {
@@ -264,7 +265,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         },
         write: (piece) => {
           written += Buffer.byteLength(piece);
-          return taken(file!, piece, DATA_READER_PATIENCE_MS, () => clock.now() - began > DATA_READER_PATIENCE_MS + (written / DATA_READER_MIN_RATE) * 1000);
+          return taken(file!, piece, DATA_READER_PATIENCE_MS, () => (clock.now() - began > DATA_READER_PATIENCE_MS + (written / DATA_READER_MIN_RATE) * 1000
+            ? `slower than ${DATA_READER_MIN_RATE} bytes a second` : undefined));
         },
       };
       try {
@@ -713,28 +715,4 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       }
       return reply.redirect(`${base}?notice=deactivated`, 303);
     });
-}
-
-/**
- * Writes `piece` to the file being sent and resolves once it can take more: at once while its
- * buffer has room, else when the reader drained it. Rejects when the file was closed (Fastify
- * destroys it when the reader goes away), the reader took nothing for `patienceMs`, or it drained
- * the buffer `tooSlow` on the whole.
- */
-function taken(file: PassThrough, piece: string, patienceMs: number, tooSlow: () => boolean): Promise<void> {
-  const gone = () => new Error('the reader of the data file went away');
-  if (file.destroyed) return Promise.reject(gone());
-  if (file.write(piece)) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const settle = (error?: Error) => {
-      clearTimeout(timer);
-      file.off('drain', drained).off('close', closed);
-      if (error) reject(error);
-      else resolve();
-    };
-    const drained = () => settle(tooSlow() ? new Error(`the reader of the data file took it slower than ${DATA_READER_MIN_RATE} bytes a second`) : undefined);
-    const closed = () => settle(gone());
-    const timer = setTimeout(() => settle(new Error(`the reader of the data file took nothing for ${patienceMs} ms`)), patienceMs);
-    file.on('drain', drained).on('close', closed);
-  });
 }
