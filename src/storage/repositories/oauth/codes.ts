@@ -1,10 +1,10 @@
 import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
 import type { AuthorizationCode, CodeRedemption, CodeStore, GrantWithUser, PresentedCode, Redemption } from '../../../core/oauth/ports.js';
 import type { Instant } from '../../../core/time.js';
-import { type CompiledQueries, type QueryBuilder, aloneRetried, keyIsAnyOf } from '../../database.js';
+import { type CompiledQueries, type QueryBuilder, aloneRetried } from '../../database.js';
 import type { AuthorizationCodesTable, Database } from '../../schema.js';
 import {
-  GRANT_WITH_USER_COLUMNS, KyselyGrantStore, NEW_GRANT, type GrantWithUserRow, consumeWithGrant, consumedWithGrant, createGrant, grantValues, toGrantWithUser,
+  KyselyGrantStore, NEW_GRANT, consumeWithGrant, consumedWithGrant, createGrant, grantValues, storedWithGrantByKey, toGrantWithUser,
 } from './grants.js';
 import { holdsEveryScope, scopeList } from '../../../core/oauth/scopes.js';
 import { KyselyConsentStore } from './consents.js';
@@ -109,16 +109,7 @@ const consumeCode = (db: QueryCreator<Database>) => db.updateTable('authorizatio
   .where('used_at', 'is', null).returningAll();
 const codeConsumption = consumedWithGrant(consumeCode);
 
-type CodeWithGrantRow = { code: Selectable<AuthorizationCodesTable> } & (GrantWithUserRow | { grant_id: null });
-
-/** A code as stored (`to_jsonb`, its columns share names with the grant's) beside its grant and user (PostgreSQL). */
-const codeWithGrantColumns = (db: Kysely<Database>) => (db as unknown as Kysely<any>)
-  .selectFrom('authorization_codes as c').leftJoin('grants as g', 'g.id', 'c.grant_id').leftJoin('users as u', 'u.id', 'g.user_id')
-  .select(sql`to_jsonb(c)`.as('code')).select(GRANT_WITH_USER_COLUMNS);
-const codeWithGrant: QueryBuilder<CodeWithGrantRow> = (db) => codeWithGrantColumns(db).where('c.code_hash', '=', '');
-const codesWithGrant: QueryBuilder<CodeWithGrantRow> = (db) => codeWithGrantColumns(db).where(keyIsAnyOf('c.code_hash'));
-/** The code a token request presents, read with the others of its turn (`CompiledQueries.lookup`). */
-const codeLookup = { one: codeWithGrant, many: codesWithGrant, keyOf: (row: CodeWithGrantRow) => row.code.code_hash };
+const codeLookup = storedWithGrantByKey<Selectable<AuthorizationCodesTable>>('authorization_codes', 'code_hash');
 
 /**
  * A code's redemption in one statement (PostgreSQL): `consumeCode` (its seven parameters), then
@@ -228,14 +219,14 @@ export class KyselyCodeStore implements CodeStore {
    */
   private async redeemInOneWrite<T>(presented: PresentedCode, now: Instant, how: CodeRedemption<T>): Promise<Redemption<T>> {
     const found = await this.queries.lookup(this.db, presented.codeHash, codeLookup);
-    if (found === undefined || found.code.used_at !== null) return NOT_CONSUMED;
+    if (found === undefined || found.stored.used_at !== null) return NOT_CONSUMED;
     const reason = how.refusal(toGrantWithUser(found));
     if (reason !== undefined) {
       // As the transaction did: the code is consumed all the same, and stays used.
       const consumed = await this.consume(presented, now);
       return consumed ? { kind: 'refused', reason: how.refusal(consumed.granted) ?? reason } : NOT_CONSUMED;
     }
-    const issuance = await how.issue(toCode(found.code), toGrantWithUser(found)!);
+    const issuance = await how.issue(toCode(found.stored), toGrantWithUser(found)!);
     if (issuance === undefined) return NOT_CONSUMED;
     // Run again as PostgreSQL's deadlock victim, as a transaction is: an account's deletion holds the
     // grant this write waits to mark used, then erases it, and so wants the code this write took.
@@ -250,7 +241,7 @@ export class KyselyCodeStore implements CodeStore {
       // that fails loses the wording, not the answer: an outage's 503 would tell the app to try
       // again a code now used, which is then a replay that ends the grant (RFC 6749 4.1.2). The
       // failure is logged all the same: the answer hides it, the operator must not miss it.
-      const reread = await this.queries.first(this.db, codeWithGrant, [presented.codeHash]).catch((error: unknown) => {
+      const reread = await this.queries.first(this.db, codeLookup.one, [presented.codeHash]).catch((error: unknown) => {
         this.queries.absorbed(error, 'the read that words a refused code redemption failed; answered invalid_grant without its reason', how.log);
         return undefined;
       });

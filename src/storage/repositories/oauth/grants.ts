@@ -1,7 +1,7 @@
 import { type Compilable, type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
 import type { Grant, GrantStore, GrantWithUser, RevocationReason } from '../../../core/oauth/ports.js';
 import type { Instant } from '../../../core/time.js';
-import type { CompiledQueries, QueryBuilder } from '../../database.js';
+import { type CompiledQueries, type QueryBuilder, keyIsAnyOf } from '../../database.js';
 import type { Database, GrantsTable } from '../../schema.js';
 import { USER_COLUMNS, toUser } from '../accounts/users.js';
 
@@ -49,6 +49,24 @@ export function toGrantWithUser(row: GrantWithUserRow | { grant_id: null }): Gra
   if (row.grant_id === null) return undefined;
   const found = row as GrantWithUserRow;
   return { grant: toGrant({ ...found, id: found.grant_id, created_at: found.grant_created_at }), user: toUser(found) };
+}
+
+/**
+ * A row of `table` found by its hashed `key`, as stored (`to_jsonb`, as `stored`: its columns share
+ * names with the grant's), beside its grant and user, outer-joined (PostgreSQL): `one` reads a key,
+ * `many` the keys of one turn together (`CompiledQueries.lookup`). Make it once per table, at module
+ * level: the builders are their compiled queries' keys.
+ */
+export function storedWithGrantByKey<Stored extends { grant_id: number | null }>(table: 'authorization_codes' | 'refresh_tokens', key: keyof Stored & string) {
+  type Row = { stored: Stored } & (GrantWithUserRow | { grant_id: null });
+  const from: string = `${table} as s`;
+  const joined = (db: Kysely<Database>) => (db as unknown as Kysely<any>)
+    .selectFrom(from).leftJoin('grants as g', 'g.id', 's.grant_id').leftJoin('users as u', 'u.id', 'g.user_id')
+    .select(sql`to_jsonb(s)`.as('stored')).select(GRANT_WITH_USER_COLUMNS);
+  const keyColumn: string = `s.${key}`;
+  const one: QueryBuilder<Row> = (db) => joined(db).where(keyColumn, '=', '');
+  const many: QueryBuilder<Row> = (db) => joined(db).where(keyIsAnyOf(keyColumn));
+  return { one, many, keyOf: (row: Row) => String(row.stored[key]) };
 }
 
 const grantWithUser = (db: Kysely<Database>) => db.selectFrom('grants as g')

@@ -6,7 +6,7 @@ import type {
 import type { Instant } from '../../../core/time.js';
 import { type CompiledQueries, type QueryBuilder, aloneRetried, keyIsAnyOf } from '../../database.js';
 import type { AccessTokensTable, Database, RefreshTokensTable } from '../../schema.js';
-import { GRANT_WITH_USER_COLUMNS, type GrantWithUserRow, KyselyGrantStore, consumeWithGrant, consumedWithGrant, toGrantWithUser } from './grants.js';
+import { KyselyGrantStore, consumeWithGrant, consumedWithGrant, storedWithGrantByKey, toGrantWithUser } from './grants.js';
 import { USER_COLUMNS, toUser } from '../accounts/users.js';
 
 function toIssued(row: Selectable<AccessTokensTable>): IssuedToken {
@@ -112,15 +112,7 @@ export const touchLiveGrant = (w: QueryCreator<any>) => w.updateTable('grants').
   .where('id', 'in', (eb: any) => eb.selectFrom('live').select('live.grant_id')).where('last_used_at', '<', 0).where(sql<boolean>`${false}::boolean`)
   .where('revoked_at', 'is', null);
 
-type RefreshWithGrantRow = { token: Selectable<RefreshTokensTable> } & (GrantWithUserRow | { grant_id: null });
-/** A refresh token as stored (`to_jsonb`: its columns share names with the grant's) beside its grant and user (PostgreSQL). */
-const refreshWithGrantColumns = (db: Kysely<Database>) => (db as unknown as Kysely<any>)
-  .selectFrom('refresh_tokens as t').leftJoin('grants as g', 'g.id', 't.grant_id').leftJoin('users as u', 'u.id', 'g.user_id')
-  .select(sql`to_jsonb(t)`.as('token')).select(GRANT_WITH_USER_COLUMNS);
-const refreshWithGrant: QueryBuilder<RefreshWithGrantRow> = (db) => refreshWithGrantColumns(db).where('t.token_hash', '=', '');
-const refreshesWithGrant: QueryBuilder<RefreshWithGrantRow> = (db) => refreshWithGrantColumns(db).where(keyIsAnyOf('t.token_hash'));
-/** The refresh token a token request presents, read with the others of its turn (`CompiledQueries.lookup`). */
-const refreshLookup = { one: refreshWithGrant, many: refreshesWithGrant, keyOf: (row: RefreshWithGrantRow) => row.token.token_hash };
+const refreshLookup = storedWithGrantByKey<Selectable<RefreshTokensTable>>('refresh_tokens', 'token_hash');
 
 /**
  * A rotation without a successor in one statement (PostgreSQL): the consuming write (the time, the
@@ -234,8 +226,8 @@ export class KyselyTokenStore implements TokenStore {
    */
   private async rotateAfterRead<T>(tokenHash: string, now: Instant, how: RefreshRotation<T>): Promise<T | undefined> {
     const found = await this.queries.lookup(this.db, tokenHash, refreshLookup);
-    if (found === undefined || found.token.used_at !== null || found.token.revoked_at !== null) return undefined;
-    const token = toRefresh(found.token);
+    if (found === undefined || found.stored.used_at !== null || found.stored.revoked_at !== null) return undefined;
+    const token = toRefresh(found.stored);
     const granted = toGrantWithUser(found);
     how.check(token, granted);
     const issuance = await how.issue(token, granted!);
@@ -249,8 +241,8 @@ export class KyselyTokenStore implements TokenStore {
     // Not taken: a racing rotation or a revocation came first (the replay and reuse paths read it),
     // or the grant or the account ended since the read. That is worded as the transaction would
     // word it, from the row read again: the write decided, the reading only words it.
-    const again = await this.queries.first(this.db, refreshWithGrant, [tokenHash]);
-    if (again !== undefined && again.token.used_at === null && again.token.revoked_at === null) how.check(toRefresh(again.token), toGrantWithUser(again));
+    const again = await this.queries.first(this.db, refreshLookup.one, [tokenHash]);
+    if (again !== undefined && again.stored.used_at === null && again.stored.revoked_at === null) how.check(toRefresh(again.stored), toGrantWithUser(again));
     return undefined;
   }
 
