@@ -946,7 +946,11 @@ export async function answerToMe(server: Server, token: string) {
 /** Starts our service (`dist/bundle/`) on the server core; resolves once `/me` answers 200 for `token`, with that answer. */
 export async function startService(serviceEnv: Record<string, string>, env: Record<string, string | undefined>, token: string) {
   // BENCH_CPU_PROF=DIR: our server writes a V8 CPU profile there when it stops (open it in Chrome DevTools or speedscope).
-  const profile = env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', env.BENCH_CPU_PROF] : [];
+  // BENCH_ALLOC_PROF=DIR: and a profile of what it allocated, garbage included (bench/allocation-profile.mjs).
+  const profile = [
+    ...(env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', env.BENCH_CPU_PROF] : []),
+    ...(env.BENCH_ALLOC_PROF ? ['--import', join(ROOT, 'bench', 'allocation-profile.mjs')] : []),
+  ];
   const server = await startServer('service', [...SERVICE_NODE_FLAGS, ...profile, SERVICE_ENTRY],
     (port) => ({ ...SERVICE_PROCESS_ENV, ...serviceEnv, BASE_URL: `http://127.0.0.1:${port}` }), '/readyz');
   const me = await answerToMe(server, token);
