@@ -48,6 +48,27 @@ forEachDatabase('a moderator in the staff console, in Chromium', (database) => {
     await page.setViewportSize(DESKTOP);
   }
 
+  /**
+   * On a phone the overview's grid of daily figures is wider than the screen and scrolls in its
+   * box: a shade at its right edge says so, and scrolled to its last column each row still shows
+   * its day.
+   */
+  async function dayStaysInView(page: Page): Promise<void> {
+    await page.setViewportSize(PHONE);
+    const grid = page.locator('.table-wrap:has(> table.figures)');
+    const measured = await grid.evaluate((box) => {
+      const wide = box.scrollWidth > box.clientWidth;
+      box.scrollLeft = box.scrollWidth;
+      const day = box.querySelector('tbody th[scope=row]')!.getBoundingClientRect();
+      return { wide, shade: getComputedStyle(box).backgroundImage, boxLeft: box.getBoundingClientRect().left, dayLeft: day.left, scrolled: box.scrollLeft };
+    });
+    assert.ok(measured.wide, 'the grid is wider than a phone, so it scrolls in its box');
+    assert.ok(measured.scrolled > 0, 'scrolled to its last column');
+    assert.match(measured.shade, /radial-gradient/, 'a shade at the edge says it scrolls');
+    assert.ok(Math.abs(measured.dayLeft - measured.boxLeft) < 1, `the day stays in view: at ${measured.dayLeft}px, the box at ${measured.boxLeft}px`);
+    await page.setViewportSize(DESKTOP);
+  }
+
   test('a moderator with two-step finds a member, suspends them with a reason, the member\'s token answers 401 at once, and the staff log has it', { skip: skipWithoutChromium }, async () => {
     const moderator = await person(t, 'moderator', { twoStep: true });
     const nickname = `Spammy ${uniqueName('')}`;
@@ -73,6 +94,7 @@ forEachDatabase('a moderator in the staff console, in Chromium', (database) => {
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     assert.equal(await page.locator('svg[role=img]').count(), 5, 'a chart per figure');
     await fitsPhone(page, 'overview');
+    await dayStaysInView(page);
 
     await page.getByRole('link', { name: 'Members' }).click();
     await page.getByLabel('Find a member').fill(nickname.split(' ')[1]!);
