@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkPassword, checkUsername, isReservedUsername } from '../../src/core/accounts/accounts.js';
 import { addressKey, siteKey } from '../../src/core/addresses.js';
-import { isRegisteredRedirectUri, redirectUriProblem } from '../../src/core/oauth/clients.js';
+import { checkRedirectUris, isRegisteredRedirectUri, redirectUriProblem } from '../../src/core/oauth/clients.js';
+import { InputError } from '../../src/core/errors.js';
 import { REGISTERED_SCOPES, formatScope, holdsEveryScope, parseScope, permittedScopes } from '../../src/core/oauth/scopes.js';
 import { checkedText } from '../../src/core/text.js';
 import { formatLocalTimestamp, formatUtc } from '../../src/core/time.js';
@@ -134,6 +135,27 @@ test('redirect URIs to register: https, or http on a loopback host, no fragment'
   assert.match(redirectUriProblem('/relative')!, /absolute/);
   assert.match(redirectUriProblem('https://user:pw@app.example/cb')!, /credentials/);
   assert.match(redirectUriProblem('javascript:alert(1)')!, /https/);
+});
+
+test('a refused redirect URI is quoted in its refusal cut to 200 characters, marked by "…", never repeated whole; a short one whole', () => {
+  const refusal = (uri: string) => {
+    try {
+      checkRedirectUris([uri]);
+    } catch (error) {
+      assert.ok(error instanceof InputError);
+      return { message: error.message, quoted: error.problems[0]!.words!.values!.uri as string };
+    }
+    throw new Error(`${uri} was registered`);
+  };
+  const long = `https://app.example/cb?x=${'\u5b57'.repeat(20_000)}`;
+  const cut = refusal(long);
+  assert.equal(cut.quoted, `${long.slice(0, 200)}…`, 'the words the page shows');
+  assert.ok(cut.message.length < 400, `the English message too: ${cut.message.length} characters`);
+  assert.match(cut.message, /is longer than 2000 characters/);
+  // Whole characters only: an emoji across the cut is left out, not halved.
+  const emoji = refusal(`https://app.example/${'a'.repeat(179)}${'\u{1F600}'.repeat(1000)}`);
+  assert.equal(emoji.quoted, `https://app.example/${'a'.repeat(179)}\u{1F600}…`);
+  assert.equal(refusal('http://app.example/cb').quoted, 'http://app.example/cb');
 });
 
 test('a native app may register its own private-use scheme, named by a reverse domain (RFC 8252 7.1); nothing outside ASCII (RFC 3986)', () => {

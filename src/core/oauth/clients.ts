@@ -8,7 +8,7 @@ import type { IdTokenAlg } from '../oidc/ports.js';
 import type { Stores } from '../stores.js';
 import type { Client, ClientDetails, ClientType } from './ports.js';
 import { REGISTERED_SCOPES, type Scope } from './scopes.js';
-import { checkedText, trustClaimCheck } from '../text.js';
+import { checkedText, firstCharacters, trustClaimCheck } from '../text.js';
 import { type Clock, type Instant, hasExpired } from '../time.js';
 
 /** Ours are 32 hex characters; nothing longer is ever looked up. */
@@ -347,9 +347,23 @@ export function isRegisteredRedirectUri(client: Pick<Client, 'redirectUris'>, re
 /** At most this many redirect URIs, and as many post-logout redirect URIs, per client. */
 const MAX_URIS = 10;
 
+/**
+ * How many characters of a refused address its refusal quotes: enough to find it by in a list.
+ * Quoted whole, a 10,000-character one filled some two dozen phone screens, twice (in the page's
+ * summary of errors and beside its field).
+ */
+const QUOTED_URI_MAX = 200;
+
+/** `uri` as a refusal quotes it: cut to `QUOTED_URI_MAX` whole characters, marked by "…" when cut. */
+function quotedUri(uri: string): string {
+  const kept = firstCharacters(uri, QUOTED_URI_MAX);
+  return kept.length < uri.length ? `${kept}…` : uri;
+}
+
 /** `field`'s address `uri` has `problem`: its English message for the API and the command line, its words for the pages. */
 function uriProblem(field: string, what: string, uri: string, { message, words }: UriProblem): InputError {
-  return InputError.worded(field, `${what} ${JSON.stringify(uri)} ${message}`, { key: words.key, values: { ...words.values, uri } });
+  const quoted = quotedUri(uri);
+  return InputError.worded(field, `${what} ${JSON.stringify(quoted)} ${message}`, { key: words.key, values: { ...words.values, uri: quoted } });
 }
 
 /**
@@ -455,7 +469,7 @@ function optionalHttpUrl(field: string, value: string | undefined): string {
   // written as a browser reads it, the redirect URIs' rule (`registeredUri`: ASCII only) for the host.
   if (!writesHostAsRead(trimmed, url)) {
     throw InputError.worded(field, `${field} must write its host as a browser reads it: ${url.hostname}`,
-      { key: 'apps.homepageHost', values: { uri: trimmed, host: url.hostname } });
+      { key: 'apps.homepageHost', values: { uri: quotedUri(trimmed), host: url.hostname } });
   }
   return trimmed;
 }
