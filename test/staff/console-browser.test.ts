@@ -51,7 +51,7 @@ forEachDatabase('a moderator in the staff console, in Chromium', (database) => {
   /**
    * On a phone the overview's grid of daily figures is wider than the screen and scrolls in its
    * box: a shade at its right edge says so, and scrolled to its last column each row still shows
-   * its day.
+   * its day, under the day column's heading.
    */
   async function dayStaysInView(page: Page): Promise<void> {
     await page.setViewportSize(PHONE);
@@ -60,12 +60,14 @@ forEachDatabase('a moderator in the staff console, in Chromium', (database) => {
       const wide = box.scrollWidth > box.clientWidth;
       box.scrollLeft = box.scrollWidth;
       const day = box.querySelector('tbody th[scope=row]')!.getBoundingClientRect();
-      return { wide, shade: getComputedStyle(box).backgroundImage, boxLeft: box.getBoundingClientRect().left, dayLeft: day.left, scrolled: box.scrollLeft };
+      const heading = box.querySelector('thead th')!.getBoundingClientRect();
+      return { wide, shade: getComputedStyle(box).backgroundImage, boxLeft: box.getBoundingClientRect().left, dayLeft: day.left, headingLeft: heading.left, scrolled: box.scrollLeft };
     });
     assert.ok(measured.wide, 'the grid is wider than a phone, so it scrolls in its box');
     assert.ok(measured.scrolled > 0, 'scrolled to its last column');
     assert.match(measured.shade, /radial-gradient/, 'a shade at the edge says it scrolls');
     assert.ok(Math.abs(measured.dayLeft - measured.boxLeft) < 1, `the day stays in view: at ${measured.dayLeft}px, the box at ${measured.boxLeft}px`);
+    assert.ok(Math.abs(measured.headingLeft - measured.boxLeft) < 1, `its heading stays above it, not another column's: at ${measured.headingLeft}px`);
     await page.setViewportSize(DESKTOP);
   }
 
