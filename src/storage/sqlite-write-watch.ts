@@ -154,13 +154,18 @@ export class SqliteWriteWatch {
   readonly #nextTurn = () => { this.#readThisTurn = false; };
   /** The `loopTurn` in which `data_version` was last read (0 without one). */
   #turnRead = -1;
-  /** When `data_version` was last read (`performance.now()`). */
+  /** When `data_version` was last read (`#now()`). */
   #readAt = 0;
   readonly #loopTurn: (() => number) | null;
+  readonly #now: () => number;
 
-  /** `turns`: `loopTurn`, or `null` for turns that end at the check phase alone (a test tries it). */
-  constructor(sqlite: SQLite.Database, turns: (() => number) | null = loopTurn ?? null) {
+  /**
+   * `turns`: `loopTurn`, or `null` for turns that end at the check phase alone (a test tries it).
+   * `now`: milliseconds, for `DATA_VERSION_TRUSTED_MS` (a test holds it still, or moves it on).
+   */
+  constructor(sqlite: SQLite.Database, turns: (() => number) | null = loopTurn ?? null, now: () => number = () => performance.now()) {
     this.#loopTurn = turns;
+    this.#now = now;
     this.#sqlite = sqlite;
     const dataVersion = sqlite.prepare('pragma data_version').pluck();
     this.#readDataVersion = () => dataVersion.get();
@@ -256,7 +261,7 @@ export class SqliteWriteWatch {
    */
   #newTurn(): boolean {
     const turn = this.#loopTurn?.() ?? 0;
-    const now = performance.now();
+    const now = this.#now();
     if (this.#readThisTurn && turn === this.#turnRead && now - this.#readAt < DATA_VERSION_TRUSTED_MS) return false;
     this.#turnRead = turn;
     this.#readAt = now;
