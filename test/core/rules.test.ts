@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkPassword, checkUsername, isReservedUsername } from '../../src/core/accounts/accounts.js';
 import { addressKey, siteKey } from '../../src/core/addresses.js';
-import { checkRedirectUris, isRegisteredRedirectUri, redirectUriProblem } from '../../src/core/oauth/clients.js';
+import { checkClientDetails, checkRedirectUris, isRegisteredRedirectUri, redirectUriProblem } from '../../src/core/oauth/clients.js';
 import { InputError } from '../../src/core/errors.js';
 import { REGISTERED_SCOPES, formatScope, holdsEveryScope, parseScope, permittedScopes } from '../../src/core/oauth/scopes.js';
 import { checkedText } from '../../src/core/text.js';
@@ -137,25 +137,49 @@ test('redirect URIs to register: https, or http on a loopback host, no fragment'
   assert.match(redirectUriProblem('javascript:alert(1)')!, /https/);
 });
 
-test('a refused redirect URI is quoted in its refusal cut to 200 characters, marked by "…", never repeated whole; a short one whole', () => {
-  const refusal = (uri: string) => {
-    try {
-      checkRedirectUris([uri]);
-    } catch (error) {
-      assert.ok(error instanceof InputError);
-      return { message: error.message, quoted: error.problems[0]!.words!.values!.uri as string };
-    }
-    throw new Error(`${uri} was registered`);
-  };
+/** The refusal `check` throws: its English message and the values its words quote. */
+function refusalOf(check: () => unknown): { message: string; values: Record<string, unknown> } {
+  try {
+    check();
+  } catch (error) {
+    assert.ok(error instanceof InputError);
+    return { message: error.message, values: error.problems[0]!.words!.values! };
+  }
+  throw new Error('it was accepted');
+}
+
+test('a refused redirect URI is quoted in its refusal in printable ASCII, cut to 200 characters and marked, "…" on the pages and "..." in the English message; a short one whole', () => {
   const long = `https://app.example/cb?x=${'\u5b57'.repeat(20_000)}`;
-  const cut = refusal(long);
-  assert.equal(cut.quoted, `${long.slice(0, 200)}…`, 'the words the page shows');
+  const cut = refusalOf(() => checkRedirectUris([long]));
+  // 25 characters, then 19 whole %E5%AD%97 and the %E5 that fits: never a % cut from its digits.
+  const kept = `https://app.example/cb?x=${'%E5%AD%97'.repeat(19)}%E5`;
+  assert.equal(cut.values.uri, `${kept}…`, 'the words the page shows');
+  assert.ok(cut.message.includes(JSON.stringify(`${kept}...`)), cut.message);
   assert.ok(cut.message.length < 400, `the English message too: ${cut.message.length} characters`);
-  assert.match(cut.message, /is longer than 2000 characters/);
-  // Whole characters only: an emoji across the cut is left out, not halved.
-  const emoji = refusal(`https://app.example/${'a'.repeat(179)}${'\u{1F600}'.repeat(1000)}`);
-  assert.equal(emoji.quoted, `https://app.example/${'a'.repeat(179)}\u{1F600}…`);
-  assert.equal(refusal('http://app.example/cb').quoted, 'http://app.example/cb');
+  assert.match(cut.message, /^[\x20-\x7e]+$/, 'RFC 6749 5.2: error_description is printable ASCII');
+  assert.equal(refusalOf(() => checkRedirectUris(['http://app.example/cb'])).values.uri, 'http://app.example/cb');
+});
+
+test('a refusal quotes no direction override or control character as written: it would reorder or hide the words around it on the page', () => {
+  const overridden = refusalOf(() => checkRedirectUris(['https://app.example/\u202egpj.exe\u0007']));
+  assert.equal(overridden.values.uri, 'https://app.example/%E2%80%AEgpj.exe%07');
+  assert.ok(overridden.message.includes('"https://app.example/%E2%80%AEgpj.exe%07"'), overridden.message);
+});
+
+test('the address a refusal tells the developer to write, a host or a path, is cut to 200 characters as the refused one is', () => {
+  const tail = 'a'.repeat(1900);
+  const refusals = {
+    'the default port left out': [refusalOf(() => checkRedirectUris([`https://app.example:443/${tail}`])), 'written'],
+    'the scheme in lower case': [refusalOf(() => checkRedirectUris([`HTTPS://app.example/${tail}`])), 'written'],
+    'the path without dot segments': [refusalOf(() => checkRedirectUris([`https://app.example/x/../${tail}`])), 'path'],
+    'the host as a browser reads it': [refusalOf(() => checkRedirectUris([`https://APP${tail}.example/cb`])), 'host'],
+    'the homepage host as a browser reads it': [refusalOf(() => checkClientDetails({ name: 'App', homepageUrl: `https://${tail}%2Eexample/` })), 'host'],
+  } as const;
+  for (const [rule, [refusal, value]] of Object.entries(refusals)) {
+    const quoted = refusal.values[value] as string;
+    assert.ok(quoted.length === 201 && quoted.endsWith('…'), `${rule}: ${quoted.length} characters`);
+    assert.ok(refusal.message.length < 1000 && !refusal.message.includes('a'.repeat(201)), `${rule}: the English message is ${refusal.message.length} characters`);
+  }
 });
 
 test('a native app may register its own private-use scheme, named by a reverse domain (RFC 8252 7.1); nothing outside ASCII (RFC 3986)', () => {

@@ -8,7 +8,8 @@ import type { IdTokenAlg } from '../oidc/ports.js';
 import type { Stores } from '../stores.js';
 import type { Client, ClientDetails, ClientType } from './ports.js';
 import { REGISTERED_SCOPES, type Scope } from './scopes.js';
-import { checkedText, firstCharacters, trustClaimCheck } from '../text.js';
+import { checkedText, trustClaimCheck } from '../text.js';
+import { percentEncodeNonAscii } from '../urls.js';
 import { type Clock, type Instant, hasExpired } from '../time.js';
 
 /** Ours are 32 hex characters; nothing longer is ever looked up. */
@@ -144,7 +145,8 @@ function registeredUri(uri: string, addedNames: readonly string[]): URL | UriPro
   const host = authority?.host ?? '';
   if (isWebUrl(url) && host === '') return problem('has no host', 'uriNoHost');
   if (host !== url.hostname) {
-    return problem(`writes its host so that a browser reads another name: write it as ${url.hostname}`, 'homepageHost', { host: url.hostname },
+    const hostname = quotedBoth(url.hostname);
+    return problem(`writes its host so that a browser reads another name: write it as ${hostname.message}`, 'homepageHost', { host: hostname.words },
       `writes its host so that a browser reads another name: write it as a browser does (${HOST_AS_A_BROWSER_WRITES_IT})`);
   }
   if (isWebUrl(url) && !WEB_HOST.test(host)) return problem('has a host that is not a domain name or an IP address (no *, no trailing dot)', 'uriHostShape');
@@ -154,7 +156,8 @@ function registeredUri(uri: string, addedNames: readonly string[]): URL | UriPro
   // "https://a.example/alice/%2e%2e/mallory/cb" reads as alice's and goes to mallory's.
   if (path.startsWith('/') && path.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment))) {
     const general = 'has a . or .. segment in its path, which a browser removes before it goes there';
-    return problem(`${general}: write the path it goes to, ${url.pathname}`, 'uriDotSegment', { path: url.pathname }, general);
+    const pathname = quotedBoth(url.pathname);
+    return problem(`${general}: write the path it goes to, ${pathname.message}`, 'uriDotSegment', { path: pathname.words }, general);
   }
   const added = queryNamesAsRead(query ?? '').find((name) => addedNames.includes(name));
   if (added !== undefined) return problem(`has a query parameter ${added}, which this service adds to the answer itself`, 'uriAddedParameter', { name: added });
@@ -176,16 +179,17 @@ function notWrittenAsSent(uri: string, url: URL): UriProblem | undefined {
   const defaultPort = port !== undefined && port === DEFAULT_PORTS[url.protocol] && withoutLoopbackPort(uri, 'registered') === undefined;
   const afterScheme = defaultPort ? uri.slice(url.protocol.length, uri.length - authority!.rest.length - port.length - 1) + authority!.rest : uri.slice(url.protocol.length);
   const sent = url.protocol + afterScheme;
+  const quotedSent = quotedBoth(sent);
   if (defaultPort) {
     const scheme = url.protocol.slice(0, -1);
     // Nothing breaks an app that sends the address exactly as registered; but a browser, and the
     // URL parsers apps build addresses with, write it without the port, and that string is another.
     const general = `writes the default port ${port} of ${scheme}, which browsers and URL parsers leave out when they write the address, so the address an app sends as they write it is another string, and addresses are compared as exact strings`;
-    return problem(`${general}: write it as ${sent}`, 'uriDefaultPort', { port, scheme, written: sent }, `${general}: leave the port out`);
+    return problem(`${general}: write it as ${quotedSent.message}`, 'uriDefaultPort', { port, scheme, written: quotedSent.words }, `${general}: leave the port out`);
   }
   if (sent === uri) return undefined;
   const general = 'writes its scheme in capital letters, which a browser sends in lower case, so the two never match exactly';
-  return problem(`${general}: write it as ${sent}`, 'uriSchemeCase', { written: sent }, `${general}: write the scheme in lower case`);
+  return problem(`${general}: write it as ${quotedSent.message}`, 'uriSchemeCase', { written: quotedSent.words }, `${general}: write the scheme in lower case`);
 }
 
 /**
@@ -354,16 +358,28 @@ const MAX_URIS = 10;
  */
 const QUOTED_URI_MAX = 200;
 
-/** `uri` as a refusal quotes it: cut to `QUOTED_URI_MAX` whole characters, marked by "…" when cut. */
-function quotedUri(uri: string): string {
-  const kept = firstCharacters(uri, QUOTED_URI_MAX);
-  return kept.length < uri.length ? `${kept}…` : uri;
+/**
+ * `value`, a refused address or a part of one (its host, its path, the spelling to write instead),
+ * as its refusal quotes it: in printable ASCII (`percentEncodeNonAscii`), so that no direction
+ * override or control character in it reorders or hides the words around it on a page
+ * (CVE-2021-42574), a look-alike letter shows as what it is, and RFC 6749's `error_description`
+ * (5.2: printable ASCII) carries it as written; cut to `QUOTED_URI_MAX` characters, never within a
+ * `%XX`, and marked by `marker` when cut: "…" on the pages, "..." in the English message, which
+ * reaches `error_description`.
+ */
+function quotedUri(value: string, marker: '…' | '...' = '…'): string {
+  const printable = percentEncodeNonAscii(value);
+  if (printable.length <= QUOTED_URI_MAX) return printable;
+  return printable.slice(0, QUOTED_URI_MAX).replace(/%[0-9A-Fa-f]?$/, '') + marker;
 }
+
+/** `value` quoted as the English message and as the words of a page say it (`quotedUri`). */
+const quotedBoth = (value: string) => ({ message: quotedUri(value, '...'), words: quotedUri(value) });
 
 /** `field`'s address `uri` has `problem`: its English message for the API and the command line, its words for the pages. */
 function uriProblem(field: string, what: string, uri: string, { message, words }: UriProblem): InputError {
-  const quoted = quotedUri(uri);
-  return InputError.worded(field, `${what} ${JSON.stringify(quoted)} ${message}`, { key: words.key, values: { ...words.values, uri: quoted } });
+  const quoted = quotedBoth(uri);
+  return InputError.worded(field, `${what} ${JSON.stringify(quoted.message)} ${message}`, { key: words.key, values: { ...words.values, uri: quoted.words } });
 }
 
 /**
@@ -468,8 +484,9 @@ function optionalHttpUrl(field: string, value: string | undefined): string {
   // goes to xn--cmmunity-…, as "https://0x7f.1" goes to 127.0.0.1 (attack122). So the host is
   // written as a browser reads it, the redirect URIs' rule (`registeredUri`: ASCII only) for the host.
   if (!writesHostAsRead(trimmed, url)) {
-    throw InputError.worded(field, `${field} must write its host as a browser reads it: ${url.hostname}`,
-      { key: 'apps.homepageHost', values: { uri: quotedUri(trimmed), host: url.hostname } });
+    const hostname = quotedBoth(url.hostname);
+    throw InputError.worded(field, `${field} must write its host as a browser reads it: ${hostname.message}`,
+      { key: 'apps.homepageHost', values: { uri: quotedUri(trimmed), host: hostname.words } });
   }
   return trimmed;
 }
