@@ -3,12 +3,12 @@
 // and, given the requests the server answered, as bytes a request; with OUT.json, the same rows as JSON there.
 //   node bench/allocation-summary.mjs FILE.heapprofile [requests] [top] [OUT.json]
 import { readFileSync, writeFileSync } from 'node:fs';
+import { frameLabel, ranked } from './profile-frames.mjs';
 
 const profile = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const requests = Number(process.argv[3] ?? 0);
 const top = Number(process.argv[4] ?? 30);
 const out = process.argv[5];
-const where = (f) => `${f.functionName || '(anonymous)'}  ${f.url.replace(/^file:\/\//, '').replace(/.*node_modules\//, 'node_modules/').replace(/.*\/dist\//, 'dist/')}:${f.lineNumber + 1}`;
 const self = new Map();
 const inclusive = new Map();
 let total = 0;
@@ -16,7 +16,7 @@ let total = 0;
 const pending = [{ node: profile.head, above: new Set() }];
 while (pending.length > 0) {
   const { node, above } = pending.pop();
-  const key = where(node.callFrame);
+  const key = frameLabel(node.callFrame);
   total += node.selfSize;
   self.set(key, (self.get(key) ?? 0) + node.selfSize);
   const stack = new Set(above).add(key);
@@ -24,13 +24,12 @@ while (pending.length > 0) {
   for (const child of node.children) pending.push({ node: child, above: stack });
 }
 const perRequest = (bytes) => (requests > 0 ? `${Math.round(bytes / requests).toLocaleString('en-US').padStart(8)} B/req  ` : '');
-const ranked = (map) => [...map].sort((a, b) => b[1] - a[1]).slice(0, top);
-const rows = (map) => ranked(map).map(([key, bytes]) => `${(100 * bytes / total).toFixed(1).padStart(5)} %  ${perRequest(bytes)}${key}`).join('\n');
+const rows = (map) => ranked(map, top).map(([key, bytes]) => `${(100 * bytes / total).toFixed(1).padStart(5)} %  ${perRequest(bytes)}${key}`).join('\n');
 console.log(`allocated: ${(total / 1e6).toFixed(1)} MB sampled${requests > 0 ? `, ${(total / requests / 1024).toFixed(1)} KiB a request over ${requests.toLocaleString('en-US')} requests` : ''}`);
 console.log(`\nself\n${rows(self)}`);
 console.log(`\ninclusive\n${rows(inclusive)}`);
 if (out) {
-  const entries = (map) => ranked(map).map(([where, bytes]) => ({
+  const entries = (map) => ranked(map, top).map(([where, bytes]) => ({
     where, share: Math.round(1000 * bytes / total) / 1000, ...(requests > 0 && { bytesPerRequest: Math.round(bytes / requests) }),
   }));
   writeFileSync(out, `${JSON.stringify({ profile: process.argv[2], sampledBytes: total, requests, self: entries(self), inclusive: entries(inclusive) }, null, 2)}\n`);

@@ -3,6 +3,7 @@
 // (the server waiting between scenarios, while the peer is prepared) are left out.
 //   node bench/profile-summary.mjs FILE.cpuprofile [top]
 import { readFileSync } from 'node:fs';
+import { frameLabel, ranked, scriptOf } from './profile-frames.mjs';
 
 const profile = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const top = Number(process.argv[3] ?? 30);
@@ -14,15 +15,13 @@ for (let i = 0; i < profile.samples.length; i++) {
 }
 const isIdle = (id) => byId.get(id).callFrame.functionName === '(idle)';
 const total = [...self].filter(([id]) => !isIdle(id)).reduce((a, [, t]) => a + t, 0);
-const where = (f) => f.url.replace(/^file:\/\//, '').replace(/.*node_modules\//, 'node_modules/').replace(/.*\/dist\//, 'dist/');
-const keyOf = (f) => `${f.functionName || '(anonymous)'}  ${where(f)}:${f.lineNumber + 1}`;
 const functions = new Map();
 const packages = new Map();
 for (const [id, time] of self) {
   if (isIdle(id)) continue;
   const { callFrame: f } = byId.get(id);
-  const at = where(f);
-  functions.set(keyOf(f), (functions.get(keyOf(f)) ?? 0) + time);
+  const at = scriptOf(f);
+  functions.set(frameLabel(f), (functions.get(frameLabel(f)) ?? 0) + time);
   const pkg = at.startsWith('node_modules/') ? at.split('/').slice(0, at.split('/')[1].startsWith('@') ? 3 : 2).join('/')
     : at.startsWith('dist/') ? at.split('/').slice(0, 3).join('/') : at === '' ? `(${f.functionName})` : 'node:internal';
   packages.set(pkg, (packages.get(pkg) ?? 0) + time);
@@ -31,17 +30,17 @@ for (const [id, time] of self) {
 const inclusive = new Map();
 const walk = (id, onStack) => {
   const node = byId.get(id);
-  const key = keyOf(node.callFrame);
+  const key = frameLabel(node.callFrame);
   let sum = self.get(id) ?? 0;
   const nested = new Set(onStack).add(key);
   for (const child of node.children ?? []) sum += walk(child, nested);
-  if (where(node.callFrame).startsWith('dist/') && !onStack.has(key)) inclusive.set(key, (inclusive.get(key) ?? 0) + sum);
+  if (scriptOf(node.callFrame).startsWith('dist/') && !onStack.has(key)) inclusive.set(key, (inclusive.get(key) ?? 0) + sum);
   return sum;
 };
 walk(profile.nodes[0].id, new Set());
 const show = (title, map, n) => {
   console.log(`\n${title}`);
-  for (const [k, v] of [...map].sort((a, b) => b[1] - a[1]).slice(0, n)) console.log(`${((v / total) * 100).toFixed(1).padStart(5)} %  ${k}`);
+  for (const [k, v] of ranked(map, n)) console.log(`${((v / total) * 100).toFixed(1).padStart(5)} %  ${k}`);
 };
 console.log(`busy: ${(total / 1e6).toFixed(2)} s of CPU samples (idle left out)`);
 show('self time by package', packages, 20);
