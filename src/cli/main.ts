@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import { SettingsError, loadSettings } from '../config/settings.js';
 import { AccountUnusableError, ConflictError, InputError, KeysSecretError } from '../core/errors.js';
+import { withInvisibleEscaped } from '../core/text.js';
 import type { BaseDeps } from '../base-deps.js';
 import type { AuditEvent, AuditSink } from '../core/audit.js';
 import { type Command, type CommandIo, Interrupted, UsageError, type Values } from './command.js';
@@ -50,7 +51,7 @@ export interface CliIo extends Omit<CommandIo, 'afterAnswer'> {
   err(text: string): void;
 }
 
-const firstLine = (error: unknown) => (error instanceof Error ? error.message.split('\n')[0] : String(error));
+const firstLine = (error: unknown) => withInvisibleEscaped(error instanceof Error ? error.message.split('\n')[0]! : String(error));
 
 /** Writes `text` on standard error if it can; when standard error itself fails there is nowhere left to say it. */
 function tell(io: CliIo, text: string): void {
@@ -189,7 +190,8 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
     // account that is not active, named for a token or an app, is an argument at fault.
     if (error instanceof UsageError || error instanceof InputError || error instanceof ConflictError || error instanceof SettingsError
       || error instanceof KeysSecretError || error instanceof AccountUnusableError) {
-      io.err(`svc: ${error.message}\n`);
+      // One line, whatever the refused value held (an ESC, a newline): it quotes what was typed.
+      io.err(`svc: ${withInvisibleEscaped(error.message)}\n`);
       return 2;
     }
     io.err(`svc: failed: ${firstLine(error)}\n`);

@@ -165,11 +165,17 @@ forEachDatabase('command line', (database) => {
     assertBadArguments(run('client', 'create', '--name', 'A', '--type', 'public', '--redirect-uri', 'https://a.example/cb', '--owner', name('nobody'), '--json'), /unknown user/);
   });
 
+  test('a refusal quoting what was typed is one line on stderr: an escape sequence, a newline or a direction override in it is written escaped', () => {
+    const refused = run('client', 'create', '--name', 'A', '--type', 'pub\x1b[2J\x1b[31mlic\nsvc: ok \u202e', '--redirect-uri', 'https://a.example/cb', '--json');
+    assertBadArguments(refused, /unknown type "pub\\u\{1b\}\[2J\\u\{1b\}\[31mlic\\u\{a\}svc: ok \\u\{202e\}"/);
+    assert.doesNotMatch(refused.stderr, /[\x1b\u202e]/);
+  });
+
   test('client create refuses an address with its scheme in capitals or its scheme\'s default port, which a browser leaves out, saying how to write it', () => {
     assertBadArguments(run('client', 'create', '--name', 'A', '--type', 'public', '--redirect-uri', 'https://a.example:443/cb', '--json'),
-      /redirect URI "https:\/\/a\.example:443\/cb" writes the default port 443 of https, .*: write it as https:\/\/a\.example\/cb$/m);
+      /redirect URI "https:\/\/a\.example:443\/cb" writes the default port 443 of https, .*: write it as "https:\/\/a\.example\/cb"$/m);
     assertBadArguments(run('client', 'create', '--name', 'A', '--type', 'public', '--redirect-uri', 'https://a.example/cb',
-      '--post-logout-redirect-uri', 'HTTP://127.0.0.1/bye', '--json'), /post-logout redirect URI .* writes its scheme in capital letters, .*: write it as http:\/\/127\.0\.0\.1\/bye$/m);
+      '--post-logout-redirect-uri', 'HTTP://127.0.0.1/bye', '--json'), /post-logout redirect URI .* writes its scheme in capital letters, .*: write it as "http:\/\/127\.0\.0\.1\/bye"$/m);
   });
 
   test('client create --require-par and client require-par [--off] set whether its authorization requests must be pushed', async () => {

@@ -148,13 +148,14 @@ function refusalOf(check: () => unknown): { message: string; values: Record<stri
   throw new Error('it was accepted');
 }
 
-test('a refused redirect URI is quoted in its refusal in printable ASCII, cut to 200 characters and marked, "…" on the pages and "..." in the English message; a short one whole', () => {
+test('a refused redirect URI is quoted in its refusal in printable ASCII, cut to 200 characters, and the cut said outside the quotes; a short one whole', () => {
   const long = `https://app.example/cb?x=${'\u5b57'.repeat(20_000)}`;
   const cut = refusalOf(() => checkRedirectUris([long]));
   // 25 characters, then 19 whole %E5%AD%97 and the %E5 that fits: never a % cut from its digits.
   const kept = `https://app.example/cb?x=${'%E5%AD%97'.repeat(19)}%E5`;
   assert.equal(cut.values.uri, `${kept}…`, 'the words the page shows');
-  assert.ok(cut.message.includes(JSON.stringify(`${kept}...`)), cut.message);
+  // In the English message the cut is said after the quotes: "...", between them, would be taken for the address's own.
+  assert.ok(cut.message.includes(`${JSON.stringify(kept)} (its first 200 characters)`), cut.message);
   assert.ok(cut.message.length < 400, `the English message too: ${cut.message.length} characters`);
   assert.match(cut.message, /^[\x20-\x7e]+$/, 'RFC 6749 5.2: error_description is printable ASCII');
   assert.equal(refusalOf(() => checkRedirectUris(['http://app.example/cb'])).values.uri, 'http://app.example/cb');

@@ -143,6 +143,16 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
     assert.equal((await registered(t, { redirect_uris: ['com.example.agent:/cb'], token_endpoint_auth_method: 'none' })).client_name, 'com.example.agent');
   });
 
+  test('an app named by a host longer than a name keeps the host\'s end, the domain that owns it, and one whose host makes no name is "app"', async () => {
+    const host = `${'a'.repeat(54)}.login.microsoftonline.com.evil.example`;
+    const long = await registered(t, { redirect_uris: [`https://${host}/cb`], token_endpoint_auth_method: 'none' });
+    assert.equal(long.client_name, `…${host.slice(-79)}`);
+    assert.ok(long.client_name.endsWith('.evil.example'));
+    for (const nameless of ['https://_._/cb', 'https://-.-/cb']) {
+      assert.equal((await registered(t, { redirect_uris: [nameless], token_endpoint_auth_method: 'none' })).client_name, 'app', nameless);
+    }
+  });
+
   test('scope limits what the app may ask for to the known scopes it names, profile counting as profile:read; naming none known, or empty, registers every scope', async () => {
     const redirect = { redirect_uris: ['https://agent.example/callback'] };
     const body = await registered(t, { ...redirect, scope: 'openid profile mcp:tools' });
@@ -226,10 +236,10 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
       ['https:agent.example/cb', /has no host/],
       ['https://*.agent.example/cb', /not a domain name or an IP address/],
       ['https://agent.example./cb', /not a domain name or an IP address/],
-      ['https://Agent.example/cb', /write it as agent\.example/],
-      ['https://agent%2eexample/cb', /write it as agent\.example/],
-      ['http://127.1/cb', /write it as 127\.0\.0\.1/],
-      ['http://[0:0:0:0:0:0:0:1]/cb', /write it as \[::1\]/],
+      ['https://Agent.example/cb', /write it as 'agent\.example'/],
+      ['https://agent%2eexample/cb', /write it as 'agent\.example'/],
+      ['http://127.1/cb', /write it as '127\.0\.0\.1'/],
+      ['http://[0:0:0:0:0:0:0:1]/cb', /write it as '\[::1\]'/],
     ];
     for (const [uri, why] of refused) {
       for (const field of ['redirect_uris', 'post_logout_redirect_uris']) {
@@ -263,7 +273,7 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
         const told = (await answer.json()) as { error: string; error_description: string };
         assert.equal(told.error, 'invalid_redirect_uri', `${field} ${uri}`);
         assert.match(told.error_description, why, `${field} ${uri}`);
-        assert.ok(told.error_description.endsWith(`: write it as ${written}.`), told.error_description);
+        assert.ok(told.error_description.endsWith(`: write it as '${written}'.`), told.error_description);
       }
     }
     assert.equal((await t.deps.stores.clients.listAll()).length, before);
@@ -282,11 +292,11 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
 
   test('a refusal that says how to write an address says one registration accepts: the form a browser sends is asked last, after the host, path, query and scheme rules', async () => {
     const refused: Array<[string, RegExp]> = [
-      ['HTTPS://agent.example:443/cb', /writes the default port 443 of https, .*: write it as https:\/\/agent\.example\/cb\.$/],
-      ['HTTP://localhost:80/cb', /writes the default port 80 of http, .*: write it as http:\/\/localhost\/cb\.$/],
+      ['HTTPS://agent.example:443/cb', /writes the default port 443 of https, .*: write it as 'https:\/\/agent\.example\/cb'\.$/],
+      ['HTTP://localhost:80/cb', /writes the default port 80 of http, .*: write it as 'http:\/\/localhost\/cb'\.$/],
       // Any port matches a loopback IP URI (RFC 8252 7.3): its default port is no second spelling, its scheme's case is.
-      ['HTTP://127.0.0.1:80/cb', /writes its scheme in capital letters, .*: write it as http:\/\/127\.0\.0\.1:80\/cb\.$/],
-      ['HTTPS://Agent.example/cb', /writes its host so that a browser reads another name: write it as agent\.example\.$/],
+      ['HTTP://127.0.0.1:80/cb', /writes its scheme in capital letters, .*: write it as 'http:\/\/127\.0\.0\.1:80\/cb'\.$/],
+      ['HTTPS://Agent.example/cb', /writes its host so that a browser reads another name: write it as 'agent\.example'\.$/],
       ['https://agent.example:443/a/../cb', /has a \. or \.\. segment in its path/],
       ['HTTPS://agent.example/cb?state=1', /has a query parameter state/],
       ['HTTP://agent.example/cb', /must use https/],
@@ -296,7 +306,7 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
       assert.equal(answer.status, 400, uri);
       const { error_description: told } = (await answer.json()) as { error_description: string };
       assert.match(told, why, uri);
-      const written = /write it as ([a-z][\w+.-]*:\S+)\.$/.exec(told)?.[1];
+      const written = /write it as '([a-z][\w+.-]*:[^'\s]+)'\.$/.exec(told)?.[1];
       if (written !== undefined) assert.deepEqual((await registered(t, { redirect_uris: [written], client_name: 'Agent' })).redirect_uris, [written], told);
     }
   });

@@ -30,7 +30,7 @@ forEachDatabase('attack122 homepage host', (database) => {
     await visitor.post('/language', { lang: 'zh-CN', return_to: '/' }, { csrf: null });
     const chinese = await visitor.post('/settings/developers', { ...good, homepage: 'https://cоmmunity.example/' });
     assert.equal(chinese.status, 400);
-    assert.match(chinese.text, /中的主机名会被浏览器读成另一个名字：请写作 xn--/);
+    assert.match(chinese.text, /中的主机名会被浏览器读成另一个名字：请写作“xn--/);
     // A host written as the browser reads it is kept as written, whatever its case or port.
     for (const homepage of ['https://App.Example:8443/about', 'https://xn--fiq228c.example/', 'http://[::1]:8080/', 'https://app.example./']) {
       const response = await visitor.post('/settings/developers', { ...good, homepage });
@@ -42,6 +42,6 @@ forEachDatabase('attack122 homepage host', (database) => {
       body: JSON.stringify({ redirect_uris: ['https://app.example/cb'], client_uri: 'https://cоmmunity.example/' }),
     });
     assert.equal(registered.status, 400);
-    assert.match(((await registered.json()) as { error_description: string }).error_description, /^client_uri must write its host as a browser reads it: xn--/);
+    assert.match(((await registered.json()) as { error_description: string }).error_description, /^client_uri must write its host as a browser reads it: 'xn--/);
   });
 });

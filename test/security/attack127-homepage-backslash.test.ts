@@ -22,7 +22,7 @@ forEachDatabase('attack127 homepage backslash', (database) => {
     const good = { name: 'App', description: '', redirect_uris: 'https://app.example/cb', type: 'public' };
     const refused = await visitor.post('/settings/developers', { ...good, homepage: 'https://evil.example\\@community.example/' });
     assert.equal(refused.status, 400);
-    assert.match(refused.text, /writes its host so that a browser reads another name: write it as evil\.example/);
+    assert.match(refused.text, /writes its host so that a browser reads another name: write it as “evil\.example”/);
     assert.deepEqual(await t.deps.stores.clients.listByOwner(user.id), []);
     // A backslash further on, in the path, changes no host: kept as written.
     const kept = await visitor.post('/settings/developers', { ...good, homepage: 'https://app.example/a\\b' });
@@ -39,6 +39,6 @@ forEachDatabase('attack127 homepage backslash', (database) => {
       body: JSON.stringify({ redirect_uris: ['https://app.example/cb'], client_uri: 'https://evil.example\\@community.example/' }),
     });
     assert.equal(registered.status, 400);
-    assert.match(((await registered.json()) as { error_description: string }).error_description, /^client_uri must write its host as a browser reads it: evil\.example/);
+    assert.match(((await registered.json()) as { error_description: string }).error_description, /^client_uri must write its host as a browser reads it: 'evil\.example'/);
   });
 });

@@ -46,7 +46,7 @@ forEachDatabase('addresses on the developer page', (database) => {
       ['zh-CN', '/settings/developers', { name: 'Other App', redirect_uris: 'https://evil.example\\@trusted.example/cb', type: 'public' }, /含有网址中不允许的字符/],
       ['zh-CN', `${page}/redirect-uris`, { redirect_uris: 'https:///cb' }, /没有主机名/],
       ['zh-TW', `${page}/redirect-uris`, { redirect_uris: 'https://*.address.example/cb' }, /的主機不是網域名稱或 IP 位址/],
-      ['zh-TW', `${page}/redirect-uris`, { redirect_uris: 'https://Address.example/cb' }, /請寫作 address\.example/],
+      ['zh-TW', `${page}/redirect-uris`, { redirect_uris: 'https://Address.example/cb' }, /請寫作「address\.example」/],
       ['en', `${page}/redirect-uris`, { redirect_uris: 'https://address.example/cb?state=evil&code=x' }, /has the query parameter state, which this site adds to the answer itself/],
       ['en', `${page}/logout-uris`, { post_logout_redirect_uris: 'https://address.example/bye?state=x', backchannel_logout_uri: '' }, /has the query parameter state/],
       ['zh-CN', `${page}/logout-uris`, { post_logout_redirect_uris: '', backchannel_logout_uri: 'https://address.example\\bc' }, /含有网址中不允许的字符/],
@@ -59,11 +59,11 @@ forEachDatabase('addresses on the developer page', (database) => {
   test('the developer page refuses an address whose path holds a . or .. segment (%2e too), which a browser removes before it goes there, saying in the page\'s language which path it goes to', async () => {
     const { visitor, client, page } = await memberWithApp('Dots App', 'https://dots.example/a..b/.well-known/cb\ncom.example.dots:a/../cb', 'a dot inside a segment is no dot segment, nor is one in an opaque path, which a browser keeps');
     const refusals: Refusal[] = [
-      ['en', `${page}/redirect-uris`, { redirect_uris: 'https://dots.example/alice/%2e%2e/mallory/cb' }, /has a \. or \.\. segment in its path, which a browser removes before it goes there: write the path it goes to, \/mallory\/cb\./],
-      ['zh-CN', `${page}/redirect-uris`, { redirect_uris: 'https://dots.example/a/./cb' }, /的路径中含有 \. 或 \.\. 段，浏览器前往前会将其去掉：请写出实际前往的路径 \/a\/cb。/],
-      ['zh-TW', `${page}/redirect-uris`, { redirect_uris: 'com.example.dots:/app/.%2E/cb' }, /的路徑中含有 \. 或 \.\. 區段，瀏覽器前往前會將其移除：請寫出實際前往的路徑 \/cb。/],
-      ['en', `${page}/logout-uris`, { post_logout_redirect_uris: 'https://dots.example/x/../bye', backchannel_logout_uri: '' }, /write the path it goes to, \/bye\./],
-      ['en', `${page}/logout-uris`, { post_logout_redirect_uris: '', backchannel_logout_uri: 'https://dots.example/bc/%2E' }, /write the path it goes to, \/bc\/\./],
+      ['en', `${page}/redirect-uris`, { redirect_uris: 'https://dots.example/alice/%2e%2e/mallory/cb' }, /has a \. or \.\. segment in its path, which a browser removes before it goes there: write the path it goes to, “\/mallory\/cb”\./],
+      ['zh-CN', `${page}/redirect-uris`, { redirect_uris: 'https://dots.example/a/./cb' }, /的路径中含有 \. 或 \.\. 段，浏览器前往前会将其去掉：请写出实际前往的路径“\/a\/cb”。/],
+      ['zh-TW', `${page}/redirect-uris`, { redirect_uris: 'com.example.dots:/app/.%2E/cb' }, /的路徑中含有 \. 或 \.\. 區段，瀏覽器前往前會將其移除：請寫出實際前往的路徑「\/cb」。/],
+      ['en', `${page}/logout-uris`, { post_logout_redirect_uris: 'https://dots.example/x/../bye', backchannel_logout_uri: '' }, /write the path it goes to, “\/bye”\./],
+      ['en', `${page}/logout-uris`, { post_logout_redirect_uris: '', backchannel_logout_uri: 'https://dots.example/bc/%2E' }, /write the path it goes to, “\/bc\/”\./],
     ];
     await allRefused(visitor, refusals);
     assert.deepEqual(await t.deps.stores.clients.findById(client.clientId), client, 'nothing saved');
@@ -72,10 +72,10 @@ forEachDatabase('addresses on the developer page', (database) => {
   test('the developer page refuses an address with its scheme in capitals or its scheme\'s default port, which a browser leaves out, saying in the page\'s language that the address an app sends as a browser writes it is another string, and what to register', async () => {
     const { user, visitor, client, page } = await memberWithApp('Port App', 'https://port.example:8443/cb');
     const refusals: Refusal[] = [
-      ['en', '/settings/developers', { name: 'Other App', redirect_uris: 'https://port.example:443/cb', type: 'public' }, /“https:\/\/port\.example:443\/cb” writes the default port 443 of https\. Browsers and URL parsers write this address without it \(https:\/\/port\.example\/cb\), so an app that sends the address as they write it would not match “https:\/\/port\.example:443\/cb”, since addresses are compared as exact strings: register https:\/\/port\.example\/cb\./],
-      ['zh-CN', `${page}/redirect-uris`, { redirect_uris: 'HTTPS://port.example/cb' }, /的协议名含有大写字母，而浏览器发送的地址中协议名是小写的，两者永远无法精确匹配：请写作 https:\/\/port\.example\/cb。/],
-      ['zh-TW', `${page}/logout-uris`, { post_logout_redirect_uris: 'http://localhost:80/bye', backchannel_logout_uri: '' }, /寫出了 http 的預設連接埠 80。瀏覽器和網址解析程式庫寫這個網址時都會省略預設連接埠（http:\/\/localhost\/bye），應用程式照此送出的網址與「http:\/\/localhost:80\/bye」並非同一個字串，而網址須逐字相同才能比對成功：請填寫 http:\/\/localhost\/bye。/],
-      ['zh-CN', `${page}/logout-uris`, { post_logout_redirect_uris: 'https://port.example:443/bye', backchannel_logout_uri: '' }, /写出了 https 的默认端口 443。浏览器和网址解析库写这个地址时都会省略默认端口（https:\/\/port\.example\/bye），应用照此发送的地址与“https:\/\/port\.example:443\/bye”并非同一个字符串，而地址须逐字相同才能匹配：请填写 https:\/\/port\.example\/bye。/],
+      ['en', '/settings/developers', { name: 'Other App', redirect_uris: 'https://port.example:443/cb', type: 'public' }, /“https:\/\/port\.example:443\/cb” writes the default port 443 of https\. Browsers and URL parsers write this address without it, so an app that sends the address as they write it sends another string, and addresses are compared as exact strings: register “https:\/\/port\.example\/cb”\./],
+      ['zh-CN', `${page}/redirect-uris`, { redirect_uris: 'HTTPS://port.example/cb' }, /的协议名含有大写字母，而浏览器发送的地址中协议名是小写的，两者永远无法精确匹配：请写作“https:\/\/port\.example\/cb”。/],
+      ['zh-TW', `${page}/logout-uris`, { post_logout_redirect_uris: 'http://localhost:80/bye', backchannel_logout_uri: '' }, /寫出了 http 的預設連接埠 80。瀏覽器和網址解析程式庫寫這個網址時都會省略預設連接埠，應用程式照此送出的網址便是另一個字串，而網址須逐字相同才能比對成功：請填寫「http:\/\/localhost\/bye」。/],
+      ['zh-CN', `${page}/logout-uris`, { post_logout_redirect_uris: 'https://port.example:443/bye', backchannel_logout_uri: '' }, /写出了 https 的默认端口 443。浏览器和网址解析库写这个地址时都会省略默认端口，应用照此发送的地址便是另一个字符串，而地址须逐字相同才能匹配：请填写“https:\/\/port\.example\/bye”。/],
     ];
     await allRefused(visitor, refusals);
     assert.equal((await t.deps.stores.clients.listByOwner(user.id)).length, 1);

@@ -360,26 +360,36 @@ const QUOTED_URI_MAX = 200;
 
 /**
  * `value`, a refused address or a part of one (its host, its path, the spelling to write instead),
- * as its refusal quotes it: in printable ASCII (`percentEncodeNonAscii`), so that no direction
- * override or control character in it reorders or hides the words around it on a page
- * (CVE-2021-42574), a look-alike letter shows as what it is, and RFC 6749's `error_description`
- * (5.2: printable ASCII) carries it as written; cut to `QUOTED_URI_MAX` characters, never within a
- * `%XX`, and marked by `marker` when cut: "…" on the pages, "..." in the English message, which
- * reaches `error_description`.
+ * in printable ASCII (`percentEncodeNonAscii`), so that no direction override or control character
+ * in it reorders or hides the words around it on a page (CVE-2021-42574), a look-alike letter
+ * shows as what it is, and RFC 6749's `error_description` (5.2: printable ASCII) carries it as
+ * written; cut to `QUOTED_URI_MAX` characters, never within a `%XX`.
  */
-function quotedUri(value: string, marker: '…' | '...' = '…'): string {
+function printableCut(value: string): { kept: string; cut: boolean } {
   const printable = percentEncodeNonAscii(value);
-  if (printable.length <= QUOTED_URI_MAX) return printable;
-  return printable.slice(0, QUOTED_URI_MAX).replace(/%[0-9A-Fa-f]?$/, '') + marker;
+  if (printable.length <= QUOTED_URI_MAX) return { kept: printable, cut: false };
+  return { kept: printable.slice(0, QUOTED_URI_MAX).replace(/%[0-9A-Fa-f]?$/, ''), cut: true };
 }
 
-/** `value` quoted as the English message and as the words of a page say it (`quotedUri`). */
-const quotedBoth = (value: string) => ({ message: quotedUri(value, '...'), words: quotedUri(value) });
+/**
+ * `value` as a refusal quotes it (`printableCut`): on a page, bare (the catalog's words quote it)
+ * with "…" where it was cut, which no accepted address holds; in the English message, which the
+ * API, `error_description` and the command line carry, in quotes with the cut said after them, so
+ * that what is copied from between the quotes is no address the rules accept in its stead
+ * (`https://app.example/cb...` is one).
+ */
+function quotedBoth(value: string): { message: string; words: string } {
+  const { kept, cut } = printableCut(value);
+  return {
+    message: cut ? `${JSON.stringify(kept)} (its first ${QUOTED_URI_MAX} characters)` : JSON.stringify(kept),
+    words: cut ? `${kept}…` : kept,
+  };
+}
 
 /** `field`'s address `uri` has `problem`: its English message for the API and the command line, its words for the pages. */
 function uriProblem(field: string, what: string, uri: string, { message, words }: UriProblem): InputError {
   const quoted = quotedBoth(uri);
-  return InputError.worded(field, `${what} ${JSON.stringify(quoted.message)} ${message}`, { key: words.key, values: { ...words.values, uri: quoted.words } });
+  return InputError.worded(field, `${what} ${quoted.message} ${message}`, { key: words.key, values: { ...words.values, uri: quoted.words } });
 }
 
 /**
@@ -486,7 +496,7 @@ function optionalHttpUrl(field: string, value: string | undefined): string {
   if (!writesHostAsRead(trimmed, url)) {
     const hostname = quotedBoth(url.hostname);
     throw InputError.worded(field, `${field} must write its host as a browser reads it: ${hostname.message}`,
-      { key: 'apps.homepageHost', values: { uri: quotedUri(trimmed), host: hostname.words } });
+      { key: 'apps.homepageHost', values: { uri: quotedBoth(trimmed).words, host: hostname.words } });
   }
   return trimmed;
 }
@@ -538,6 +548,9 @@ export async function unreviewedNameRule(siteNames: readonly string[]): Promise<
   };
 }
 
+/** The characters an app's name may have. */
+export const APP_NAME_MAX = 80;
+
 /**
  * An app's name, description and homepage as it may hold them, at registration and after (the
  * registration form's rules, INTERFACE section 3): every field checked, so a form names all that
@@ -550,7 +563,7 @@ export function checkClientDetails(details: { name: string; description?: string
   const [name, description, homepageUrl] = checkAll(
     () => {
       if (stored !== undefined && details.name.trim() === stored.name) return stored.name;
-      const name = checkedText('name', details.name, { kind: 'name', max: 80 });
+      const name = checkedText('name', details.name, { kind: 'name', max: APP_NAME_MAX });
       nameRule?.('name', name);
       return name;
     },

@@ -13,11 +13,11 @@ import { InputError, OAuthError, type FieldProblem, asErrorDescription } from '.
 import { rateLimitPolicyField, throttledHeaders } from '../rate-limit-fields.js';
 import type { RateLimiter } from '../rate-limiter.js';
 import type { Stores } from '../stores.js';
-import { trustClaimCheck } from '../text.js';
+import { checkedText, trustClaimCheck } from '../text.js';
 import type { Clock } from '../time.js';
 import type { Locale, Translator } from '../locales.js';
 import { siteNamesIn } from '../site-name.js';
-import { redirectTarget, registerClient, unreviewedNameRule } from './clients.js';
+import { APP_NAME_MAX, redirectTarget, registerClient, unreviewedNameRule } from './clients.js';
 import type { ClientType } from './ports.js';
 import { REGISTERED_SCOPES, type Scope, formatScope, permittedScopes } from './scopes.js';
 
@@ -138,13 +138,21 @@ function allowedScopes(body: Record<string, unknown>): Scope[] {
   return allowed.length === 0 ? [...REGISTERED_SCOPES] : allowed;
 }
 
-/** A name for an app that gave none: where it sends people back to, which the consent page names too. */
+/**
+ * A name for an app that gave none: where it sends people back to, which the consent page names
+ * too. A host longer than a name keeps its end, the domain that owns it: cut to its start,
+ * "aaaa….login.microsoftonline.com.evil.example" read as Microsoft's. A private-use scheme keeps
+ * its start, the reversed domain that owns it (RFC 8252 7.1). "app" where the first redirect URI
+ * is none the registration accepts, or its host makes no name (`_._` has no letter or digit).
+ */
 function defaultName(redirectUris: readonly string[]): string {
   try {
     const target = redirectTarget(redirectUris[0] ?? '');
-    return ('host' in target ? target.host : target.appScheme).slice(0, 80);
+    const name = 'host' in target
+      ? (target.host.length > APP_NAME_MAX ? `…${target.host.slice(1 - APP_NAME_MAX)}` : target.host)
+      : target.appScheme.slice(0, APP_NAME_MAX);
+    return checkedText('client_name', name, { kind: 'name', max: APP_NAME_MAX });
   } catch {
-    // No usable first redirect URI: `registerClient` refuses the registration for it.
     return 'app';
   }
 }
