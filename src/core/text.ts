@@ -1004,16 +1004,22 @@ function oneStroke(folded: string): string {
  * Syriac, Thaana, N'Ko and their kin, UAX #9 and DerivedBidiClass.txt).
  */
 const RIGHT_TO_LEFT = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff\u{10800}-\u{10fff}\u{1e800}-\u{1efff}]/u;
-const INVISIBLE_ALL = new RegExp(INVISIBLE.source, 'gu');
+const INVISIBLE_OR_BACKSLASH = new RegExp(`\\\\|${INVISIBLE.source}`, 'gu');
 
 /**
  * `text` for a terminal or a log line: each character that shows nothing or steers the text
  * (`INVISIBLE`: an escape sequence's ESC, a newline that would forge a line of its own, a direction
- * override) written as `\u{…}`, so what a refusal quotes of a value cannot act on the terminal or
- * the words around it.
+ * override) written as `\u{…}`, and a backslash as `\\` so that one typed as such reads as
+ * typed, so what a refusal quotes of a value cannot act on the terminal or the words around it.
+ * The characters that build an emoji (`EMOJI_PARTS`: 👨‍👩‍👧, ❤️) stay as they are.
  */
 export function withInvisibleEscaped(text: string): string {
-  return text.replace(INVISIBLE_ALL, (character) => `\\u{${character.codePointAt(0)!.toString(16)}}`);
+  const emojiParts = new Set<number>();
+  for (const part of text.matchAll(EMOJI_PARTS)) emojiParts.add(part.index);
+  return text.replace(INVISIBLE_OR_BACKSLASH, (character, at: number) => {
+    if (character === '\\') return '\\\\';
+    return emojiParts.has(at) ? character : `\\u{${character.codePointAt(0)!.toString(16)}}`;
+  });
 }
 
 /** Direction marks, embeddings, overrides and isolates (UAX #9 2), and the Arabic letter mark. */

@@ -5,7 +5,7 @@ import { addressKey, siteKey } from '../../src/core/addresses.js';
 import { checkClientDetails, checkRedirectUris, isRegisteredRedirectUri, redirectUriProblem } from '../../src/core/oauth/clients.js';
 import { InputError } from '../../src/core/errors.js';
 import { REGISTERED_SCOPES, formatScope, holdsEveryScope, parseScope, permittedScopes } from '../../src/core/oauth/scopes.js';
-import { checkedText } from '../../src/core/text.js';
+import { checkedText, withInvisibleEscaped } from '../../src/core/text.js';
 import { formatLocalTimestamp, formatUtc } from '../../src/core/time.js';
 import { encodeComponent } from '../../src/core/urls.js';
 
@@ -165,6 +165,19 @@ test('a refusal quotes no direction override or control character as written: it
   const overridden = refusalOf(() => checkRedirectUris(['https://app.example/\u202egpj.exe\u0007']));
   assert.equal(overridden.values.uri, 'https://app.example/%E2%80%AEgpj.exe%07');
   assert.ok(overridden.message.includes('"https://app.example/%E2%80%AEgpj.exe%07"'), overridden.message);
+});
+
+test('a refusal quotes a quote or backslash percent-encoded, so its English message escapes nothing between the quotes', () => {
+  const quoted = refusalOf(() => checkRedirectUris(['https://app.example/"x\\y']));
+  assert.equal(quoted.values.uri, 'https://app.example/%22x%5Cy');
+  assert.ok(quoted.message.startsWith('redirect URI "https://app.example/%22x%5Cy" '), quoted.message);
+});
+
+test('a line for a terminal escapes what shows nothing or steers the text, and a backslash, and keeps emoji and every script as they are', () => {
+  assert.equal(withInvisibleEscaped('pub\x1b[2J\nsvc: ok \u202e'), 'pub\\u{1b}[2J\\u{a}svc: ok \\u{202e}');
+  assert.equal(withInvisibleEscaped('\\u{1b}'), '\\\\u{1b}', 'typed as text, it reads otherwise than an ESC');
+  assert.equal(withInvisibleEscaped('用户 é ❤️ 👨\u200d👩\u200d👧 1\ufe0f\u20e3'), '用户 é ❤️ 👨\u200d👩\u200d👧 1\ufe0f\u20e3');
+  assert.equal(withInvisibleEscaped('Pay\u200dpal'), 'Pay\\u{200d}pal', 'a joiner between letters hides a difference');
 });
 
 test('the address a refusal tells the developer to write, a host or a path, is cut to 200 characters as the refused one is', () => {

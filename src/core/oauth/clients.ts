@@ -366,7 +366,9 @@ const QUOTED_URI_MAX = 200;
  * written; cut to `QUOTED_URI_MAX` characters, never within a `%XX`.
  */
 function printableCut(value: string): { kept: string; cut: boolean } {
-  const printable = percentEncodeNonAscii(value);
+  // A quote and a backslash too: quoted as JSON, the English message then escapes nothing, and
+  // what reads between its quotes is what to copy.
+  const printable = percentEncodeNonAscii(value).replace(/["\\]/g, (character) => (character === '"' ? '%22' : '%5C'));
   if (printable.length <= QUOTED_URI_MAX) return { kept: printable, cut: false };
   return { kept: printable.slice(0, QUOTED_URI_MAX).replace(/%[0-9A-Fa-f]?$/, ''), cut: true };
 }
