@@ -22,6 +22,24 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
  * them there; elsewhere they are `INVISIBLE` ("Pay\u200dpal").
  */
 const EMOJI_PARTS = /(?<=\p{Extended_Pictographic})[\ufe0e\ufe0f]|(?<=[#*0-9])\ufe0f(?=\u20e3)|(?<=\p{Extended_Pictographic}[\u{1f3fb}-\u{1f3ff}\ufe0f]?)\u200d(?=\p{Extended_Pictographic})/gu;
+const INVISIBLE_OR_BACKSLASH = new RegExp(`\\\\|${INVISIBLE.source}`, 'gu');
+
+/**
+ * `text` for a terminal or a log line: each character that shows nothing or steers the text
+ * (`INVISIBLE`: an escape sequence's ESC, a newline that would forge a line of its own, a direction
+ * override) written as `\u{…}`, and a backslash as `\\` so that one typed as such reads as
+ * typed, so what a refusal quotes of a value cannot act on the terminal or the words around it.
+ * The characters that build an emoji (`EMOJI_PARTS`: 👨‍👩‍👧, ❤️) stay as they are.
+ */
+export function withInvisibleEscaped(text: string): string {
+  const emojiParts = new Set<number>();
+  for (const part of text.matchAll(EMOJI_PARTS)) emojiParts.add(part.index);
+  return text.replace(INVISIBLE_OR_BACKSLASH, (character, at: number) => {
+    if (character === '\\') return '\\\\';
+    return emojiParts.has(at) ? character : `\\u{${character.codePointAt(0)!.toString(16)}}`;
+  });
+}
+
 /**
  * Combining marks drawn on one character, nonspacing and enclosing (the spacing marks of Indic
  * scripts take room of their own and stack on nothing), at most, in a `name`, a `paragraph` (an
@@ -1004,24 +1022,6 @@ function oneStroke(folded: string): string {
  * Syriac, Thaana, N'Ko and their kin, UAX #9 and DerivedBidiClass.txt).
  */
 const RIGHT_TO_LEFT = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff\u{10800}-\u{10fff}\u{1e800}-\u{1efff}]/u;
-const INVISIBLE_OR_BACKSLASH = new RegExp(`\\\\|${INVISIBLE.source}`, 'gu');
-
-/**
- * `text` for a terminal or a log line: each character that shows nothing or steers the text
- * (`INVISIBLE`: an escape sequence's ESC, a newline that would forge a line of its own, a direction
- * override) written as `\u{…}`, and a backslash as `\\` so that one typed as such reads as
- * typed, so what a refusal quotes of a value cannot act on the terminal or the words around it.
- * The characters that build an emoji (`EMOJI_PARTS`: 👨‍👩‍👧, ❤️) stay as they are.
- */
-export function withInvisibleEscaped(text: string): string {
-  const emojiParts = new Set<number>();
-  for (const part of text.matchAll(EMOJI_PARTS)) emojiParts.add(part.index);
-  return text.replace(INVISIBLE_OR_BACKSLASH, (character, at: number) => {
-    if (character === '\\') return '\\\\';
-    return emojiParts.has(at) ? character : `\\u{${character.codePointAt(0)!.toString(16)}}`;
-  });
-}
-
 /** Direction marks, embeddings, overrides and isolates (UAX #9 2), and the Arabic letter mark. */
 const DIRECTION_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
 

@@ -15,7 +15,7 @@ import { MCP_PROTOCOL_VERSIONS, MCP_TOOLS, type McpToolName, mcpTool } from '../
 import { MCP_PATH, mcpResource, resourceMetadataUrl } from '../../core/api/resource.js';
 import { API_NAME, API_VERSION } from '../../core/api/views.js';
 import { OAuthError } from '../../core/errors.js';
-import { firstCharacters } from '../../core/text.js';
+import { firstCharacters, withInvisibleEscaped } from '../../core/text.js';
 import { siteUrls } from '../../core/urls.js';
 import { JsonRpcError, McpRequestTransport } from '../mcp-transport.js';
 import { registerBearerGate, registerGatedNotFound, requestBearer } from '../plugins/bearer.js';
@@ -65,12 +65,8 @@ interface MessageIssue { path: readonly PropertyKey[]; message: string }
  */
 function issueText(issue: MessageIssue, whole: string): string {
   const where = issue.path.map(String).join('.') || whole;
-  return `${firstCharacters(oneLine(where), 64)}: ${firstCharacters(oneLine(issue.message), 160)}`;
-}
-
-/** Keys a client sent may hold line breaks: escaped as JSON escapes them, so a message stays one line (attack82). */
-function oneLine(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  // Keys a client sent may hold line breaks and direction overrides: escaped, a message stays one line (attack82).
+  return `${firstCharacters(withInvisibleEscaped(where), 64)}: ${firstCharacters(withInvisibleEscaped(issue.message), 160)}`;
 }
 
 /** A plain object, as a JSON-RPC message is. */
