@@ -20,6 +20,7 @@ import { SqliteGroupCommit } from './sqlite-group-commit.js';
 import { untilNotBusy } from './sqlite-busy.js';
 import { inMigrationTurn, prepareMigrationTurnFile } from './sqlite-migration-turn.js';
 import { BEGIN_IMMEDIATE, SqliteWriteWatch, type TableReads } from './sqlite-write-watch.js';
+import { PostgresChangeFeed } from './postgres-change-feed.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -160,7 +161,7 @@ export function isStalePlan(error: unknown): boolean {
  * until their connection closes). A query run alone is then sent again at once; one inside a
  * transaction has aborted it, and `inTransaction` runs the transaction again.
  */
-export function withNamedStatements(pool: pg.Pool, Query: typeof pg.Query): PostgresPool {
+export function withNamedStatements(pool: pg.Pool, Query: typeof pg.Query, committedWrite: () => void = () => {}): PostgresPool {
   const indexes = new Map<string, number>();
   let generation = 0;
   const nameOf = (text: string): string | undefined => {
@@ -177,6 +178,8 @@ export function withNamedStatements(pool: pg.Pool, Query: typeof pg.Query): Post
     // Kysely begins and ends its transactions with these texts (PostgresDriver). `rollback to
     // [savepoint] name` (Kysely's rollbackToSavepoint, or raw SQL) ends no transaction.
     let inTransactionBlock = false;
+    // The transaction under way wrote a table `PostgresChangeFeed` watches: told when it ends.
+    let wroteWatched = false;
     // A Query built from the text, not a config object: pg copies every config object it is
     // given, property by property (`normalizeQueryConfig`), about 1.5 µs a statement (decision 49).
     const send = (text: string, values: unknown[] | undefined) => new Promise<pg.QueryResult>((resolve, reject) => {
@@ -190,8 +193,13 @@ export function withNamedStatements(pool: pg.Pool, Query: typeof pg.Query): Post
       throw error;
     });
     const sendAgainIfStale = async (text: string, values: unknown[] | undefined) => {
+      let ends = false;
       if (/^(begin|start transaction)\b/i.test(text)) inTransactionBlock = true;
-      else if (/^(commit|rollback)\b(?!\s+to\b)/i.test(text)) inTransactionBlock = false;
+      else if (/^(commit|rollback)\b(?!\s+to\b)/i.test(text)) {
+        inTransactionBlock = false;
+        ends = true;
+      }
+      if (WRITES_WATCHED.test(text)) wroteWatched = true;
       const sentIn = generation;
       try {
         return await send(text, values);
@@ -199,7 +207,14 @@ export function withNamedStatements(pool: pg.Pool, Query: typeof pg.Query): Post
         if (!isStalePlan(error)) throw error;
         if (sentIn === generation) generation++;
         if (inTransactionBlock) throw error;
-        return send(text, values);
+        return await send(text, values);
+      } finally {
+        // Once the write is committed (or undone), before its caller goes on: a page read from
+        // here on is read again (`PostgresChangeFeed.written`).
+        if (wroteWatched && (ends || !inTransactionBlock)) {
+          wroteWatched = false;
+          committedWrite();
+        }
       }
     };
     const query = (text: unknown, values?: unknown[]) =>
@@ -219,6 +234,14 @@ export function withNamedStatements(pool: pg.Pool, Query: typeof pg.Query): Post
     end: () => pool.end(),
   };
 }
+
+/**
+ * A statement that writes a table `PostgresChangeFeed` watches, as Kysely and this code's raw SQL
+ * write them (`insert into "posts"`, `update users`, also within a `with`): told at once when it
+ * commits, where its notification would arrive a round trip later. One this misses is still heard
+ * of by its notification.
+ */
+const WRITES_WATCHED = /\b(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\s+(?:only\s+)?"?(?:posts|users|categories)"?(?=[\s("]|$)/i;
 
 /**
  * Hands a resource to its waiters in arrival order. Kysely's SQLite mutex wakes every waiter on
@@ -487,9 +510,16 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     statement_timeout: 9_000,
     idleTimeoutMillis: 30_000,
   });
-  const db = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool: withNamedStatements(pool, driver.Query) }) });
+  const changes = new PostgresChangeFeed({
+    listener: () => new driver.Client({ connectionString: target.url, keepAlive: true, application_name: 'svc change feed', types: pgTypes(driver) }),
+    notifyThroughPool: async (channel, payload) => {
+      const { rows } = await sql<{ schema: string }>`select pg_notify(${channel}, ${payload}), current_schema() as schema`.execute(db);
+      return rows[0]!.schema;
+    },
+  });
+  const db = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool: withNamedStatements(pool, driver.Query, () => changes.written()) }) });
   const queries: CompiledQueries = new CompiledQueries(undefined, (work) =>
-    db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute((trx) => work(trx, queries)));
+    db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute((trx) => work(trx, queries)), changes);
   return {
     db,
     dialect: 'postgres',
@@ -516,7 +546,10 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
       }
     },
     reportTo: (log) => queries.reportTo(log),
-    close: () => db.destroy(),
+    close: async () => {
+      await changes.close();
+      await db.destroy();
+    },
   };
 }
 
@@ -646,7 +679,8 @@ interface Remembered {
 
 /** The rows `firstRemembered` keeps for one query, by key, and the tables the query reads. */
 interface RememberedQuery {
-  reads: TableReads;
+  /** SQLite's; on PostgreSQL `PostgresChangeFeed` watches the tables a remembered answer may read. */
+  reads: TableReads | undefined;
   rows: Map<string | number, Remembered>;
 }
 
@@ -691,7 +725,7 @@ export class CompiledQueries {
    * consistent picture of the database for `readSnapshot`; none where no other connection can see
    * the data (an in-memory SQLite database) or the queries are a picture's own.
    */
-  constructor(private readonly sqlite?: SqliteShortcuts, private readonly snapshot?: SnapshotOpener) {}
+  constructor(private readonly sqlite?: SqliteShortcuts, private readonly snapshot?: SnapshotOpener, private readonly changes?: PostgresChangeFeed) {}
 
   /** Where `absorbed` reports from now on: the server's log, once the app gives it (`DatabaseHandle.reportTo`). */
   reportTo(log: Log): void {
@@ -859,7 +893,7 @@ export class CompiledQueries {
    */
   async firstOfEachRemembered<R>(db: Kysely<Database>, build: QueryBuilder<R>, keys: readonly (string | number)[]): Promise<Array<R | undefined>> {
     const query = this.remembered.get(build);
-    const generation = query === undefined || db.isTransaction ? undefined : this.sqlite?.generation(query.reads);
+    const generation = query === undefined || db.isTransaction ? undefined : this.sqlite?.generation(query.reads!);
     const found: Array<R | undefined> = [];
     for (const key of keys) {
       const remembered = generation === undefined ? undefined : rememberedAt<R>(query!, key, generation);
@@ -885,7 +919,7 @@ export class CompiledQueries {
       query = { reads: this.sqlite.reads(this.compile(db, build).sql), rows: new Map() };
       this.remembered.set(build, query);
     }
-    const generation = this.sqlite?.generation(query.reads);
+    const generation = this.sqlite?.generation(query.reads!);
     if (generation === undefined) return this.first(db, build, [key]);
     const remembered = rememberedAt<R>(query, key, generation);
     if (remembered !== undefined) return remembered;
@@ -898,9 +932,11 @@ export class CompiledQueries {
   }
 
   /**
-   * SQLite: what `read` answered for `key` before, while no table that the queries `reads` names
-   * read has been written since, by this process or another (as `firstRemembered` keeps rows);
-   * else `read` runs, as it always does on PostgreSQL and in a transaction. For an answer made of
+   * What `read` answered for `key` before, while no table that the queries `reads` names read has
+   * been written since, by this process or another: on SQLite as `firstRemembered` keeps rows; on
+   * PostgreSQL while `PostgresChangeFeed` hears of no change to the tables it watches (which must
+   * be all that `reads` read), and only while it knows its notifications arrive. Else `read` runs,
+   * as it always does in a transaction. For an answer made of
    * several reads: a page of posts (its author's row, the page, the category names), which API
    * clients read again and again between two writes (issue 35 item 3). The generation is taken
    * before `read` begins, so a write while it reads has the answer read again next time, never an
@@ -908,13 +944,13 @@ export class CompiledQueries {
    * answer is shared by every caller that asks for it: none may change it.
    */
   async rememberedAnswer<T>(db: Kysely<Database>, reads: readonly QueryBuilder<unknown>[], key: string, read: () => Promise<T>): Promise<T> {
-    if (this.sqlite === undefined || db.isTransaction) return read();
+    if ((this.sqlite === undefined && this.changes === undefined) || db.isTransaction) return read();
     let answers = this.answers.get(reads);
     if (answers === undefined) {
-      answers = { reads: this.sqlite.reads(reads.map((build) => this.compile(db, build).sql).join('\n')), rows: new Map() };
+      answers = { reads: this.sqlite?.reads(reads.map((build) => this.compile(db, build).sql).join('\n')), rows: new Map() };
       this.answers.set(reads, answers);
     }
-    const generation = this.sqlite.generation(answers.reads);
+    const generation = this.sqlite !== undefined ? this.sqlite.generation(answers.reads!) : this.changes!.generation();
     if (generation === undefined) return read();
     const remembered = rememberedAt<T>(answers, key, generation);
     if (remembered !== undefined) return remembered;

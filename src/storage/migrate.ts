@@ -51,6 +51,7 @@ import * as memberDataIndexes from './migrations/2026-12-01-0040-member-data-ind
 import * as siteRefusalsCleared from './migrations/2026-12-01-0050-site-refusals-cleared.js';
 import * as selfDeletionsErased from './migrations/2026-12-01-0060-self-deletions-erased.js';
 import * as unprovenRefusalsCleared from './migrations/2026-12-01-0070-unproven-refusals-cleared.js';
+import * as communityChangeNotices from './migrations/2026-12-02-0010-community-change-notices.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -95,6 +96,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-12-01-0050-site-refusals-cleared': siteRefusalsCleared,
   '2026-12-01-0060-self-deletions-erased': selfDeletionsErased,
   '2026-12-01-0070-unproven-refusals-cleared': unprovenRefusalsCleared,
+  '2026-12-02-0010-community-change-notices': communityChangeNotices,
 };
 
 /** Every migration's name, in the order they run. */

@@ -295,6 +295,13 @@ const pagesWithAuthor = {
   laterBySkipping: laterPageWithAuthor('bySkipping'),
 };
 
+/**
+ * What a page read on PostgreSQL reads (`pageWithAuthor`): `posts`, `users` and `categories`, the
+ * tables whose changes the database announces (`PostgresChangeFeed`), so it is remembered until one
+ * of them is written.
+ */
+const pageWithAuthorReads = Object.values(pagesWithAuthor).flatMap(({ one, many }) => [one, many]);
+
 /** PostgreSQL: the statements that read the page of `limit` posts `offset` from the newest with its author's row, and a read's parameters for each. */
 function pageWithAuthorQuery(authorId: number, offset: number, limit: number) {
   const together = [authorId, offset, limit, 'published'];
@@ -391,8 +398,9 @@ export class KyselyPostStore implements PostStore {
   }
 
   async listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<PostSummary>> {
-    if (!this.queries.remembers) return this.pageWithAuthor(authorId, offset, limit);
-    return this.queries.rememberedAnswer(this.db, pageReads, `${authorId} ${offset} ${limit}`, () => this.pageReadApart(authorId, offset, limit));
+    const key = `${authorId} ${offset} ${limit}`;
+    if (!this.queries.remembers) return this.queries.rememberedAnswer(this.db, pageWithAuthorReads, key, () => this.pageWithAuthor(authorId, offset, limit));
+    return this.queries.rememberedAnswer(this.db, pageReads, key, () => this.pageReadApart(authorId, offset, limit));
   }
 
   /** SQLite: the author's row, the page and the category names, each remembered or read at once in this process. */

@@ -1,0 +1,174 @@
+/**
+ * Knows when the tables a page of posts reads (`posts`, `users`, `categories`) may have changed in
+ * a PostgreSQL database, by this process or any other, so that a page read since then can be
+ * trusted without reading it again (`CompiledQueries.rememberedAnswer`, issue 35 item 3): SQLite's
+ * `SqliteWriteWatch` does the same from `data_version`, which PostgreSQL has no counterpart of.
+ *
+ * Every statement that writes one of those tables, whoever sends it (an instance, the command line,
+ * `psql`, a bulk load), makes the database notify `CHANGES_CHANNEL` with the table's schema, from
+ * a statement trigger (migration 2026-12-02-0010). PostgreSQL sends a notification to every
+ * listening connection when the writing transaction commits, and never for one rolled back
+ * (https://www.postgresql.org/docs/current/sql-notify.html). This process listens on a connection
+ * of its own, and a notification for its schema moves the generation, so every page remembered
+ * before it is read again. Its own writes move it as soon as they commit (`written`), without
+ * waiting for their notification, so a member who publishes reads the new post on the next request.
+ * Another instance's commit counts from the moment its notification arrives: about a round trip
+ * to the database after the commit, as SQLite's watch sees another connection's commit from the
+ * next turn of the event loop.
+ *
+ * Nothing is trusted unless notifications are known to arrive: the generation is `undefined` (the
+ * page is read afresh, as before this feed) until a notification this process sent through the
+ * pool came back on the listening connection, and again from the moment the listening connection
+ * is lost or a heartbeat's notification does not come back within `HEARTBEAT_MS`. A pooler that
+ * hands each transaction to another server connection (PgBouncer's transaction mode) delivers no
+ * notification to a listener, so behind one nothing is ever remembered.
+ */
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+
+/** The channel the statement triggers notify, with the changed table's schema as the payload. */
+export const CHANGES_CHANNEL = 'svc_community_changed';
+
+/**
+ * How often a heartbeat notification is sent through the pool, and how long one may take to come
+ * back before nothing remembered is trusted: a listening connection that stopped hearing without
+ * closing (a half-open socket, a pooler in between) leaves pages stale for at most twice this.
+ */
+export const HEARTBEAT_MS = 5_000;
+
+/** How long after losing its connection the feed listens again, at the earliest. */
+const RECONNECT_MS = 1_000;
+
+/** What the feed needs of the database: a listening connection of its own, and a statement through the pool. */
+export interface ChangeFeedLinks {
+  /** A new client, not yet connected, for the listening connection. */
+  listener(): pg.Client;
+  /** Runs `select pg_notify(channel, payload)` through the pool and answers the pool's `current_schema()`. */
+  notifyThroughPool(channel: string, payload: string): Promise<string>;
+}
+
+/** A notification sent through the pool to learn that the listening connection hears them. */
+interface Heartbeat {
+  payload: string;
+  /** The listening connection heard it. */
+  heard: boolean;
+  /** The pool's `current_schema()`, once the pool answered. */
+  schema: string | undefined;
+}
+
+export class PostgresChangeFeed {
+  #generation = 0;
+  /** Notifications are known to arrive: the last heartbeat came back and the listener is connected. */
+  #trusted = false;
+  /** The schema whose changes count (the pool's `current_schema()`), once a heartbeat has told it. */
+  #schema: string | undefined;
+  /** The heartbeat sent and not yet settled, if any. */
+  #awaited: Heartbeat | undefined;
+  #client: pg.Client | undefined;
+  #heartbeat: NodeJS.Timeout | undefined;
+  #reconnect: NodeJS.Timeout | undefined;
+  #started = false;
+  #closed = false;
+
+  constructor(private readonly links: ChangeFeedLinks) {}
+
+  /**
+   * A number that moves with every change to the watched tables this process has heard of, or
+   * `undefined` while notifications are not known to arrive (nothing may be trusted). The first
+   * call starts listening.
+   */
+  generation(): number | undefined {
+    if (!this.#started) this.#start();
+    return this.#trusted ? this.#generation : undefined;
+  }
+
+  /** This process committed a write to a watched table: what was read before it is read again. */
+  written(): void {
+    this.#generation++;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#heartbeat);
+    clearTimeout(this.#reconnect);
+    this.#distrust();
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => {});
+  }
+
+  #start(): void {
+    this.#started = true;
+    this.#heartbeat = setInterval(() => this.#beat(), HEARTBEAT_MS).unref();
+    void this.#listen();
+  }
+
+  async #listen(): Promise<void> {
+    if (this.#closed) return;
+    const client = this.links.listener();
+    this.#client = client;
+    client.on('notification', (message) => {
+      // What a lost connection still hands over says nothing of what the new one hears.
+      if (this.#client === client) this.#heard(message.payload ?? '');
+    });
+    const lost = () => {
+      if (this.#client !== client) return;
+      this.#client = undefined;
+      this.#distrust();
+      void client.end().catch(() => {});
+      if (!this.#closed) this.#reconnect = setTimeout(() => void this.#listen(), RECONNECT_MS).unref();
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    try {
+      await client.connect();
+      await client.query(`listen ${CHANGES_CHANNEL}`);
+    } catch {
+      lost();
+      return;
+    }
+    this.#beat();
+  }
+
+  /** Sends a heartbeat through the pool; one still awaited from the last beat means notifications stopped arriving. */
+  #beat(): void {
+    if (this.#client === undefined) return;
+    if (this.#awaited !== undefined) this.#distrust();
+    const beat: Heartbeat = { payload: `heartbeat ${randomBytes(16).toString('hex')}`, heard: false, schema: undefined };
+    this.#awaited = beat;
+    this.links.notifyThroughPool(CHANGES_CHANNEL, beat.payload).then((schema) => {
+      beat.schema = schema;
+      this.#settle(beat);
+    }, () => {
+      // The pool could not send it (the database is down): it never comes back, and the next beat distrusts.
+    });
+  }
+
+  #heard(payload: string): void {
+    const beat = this.#awaited;
+    if (beat !== undefined && payload === beat.payload) {
+      beat.heard = true;
+      this.#settle(beat);
+    } else if (this.#schema === undefined || payload === this.#schema) {
+      // Another schema's tables (another deployment, a test) share the database's channels.
+      this.#generation++;
+    }
+  }
+
+  /** A heartbeat both heard back and answered by the pool: notifications arrive, for the schema it names. */
+  #settle(beat: Heartbeat): void {
+    if (beat !== this.#awaited || !beat.heard || beat.schema === undefined) return;
+    this.#awaited = undefined;
+    this.#schema = beat.schema;
+    if (this.#trusted) return;
+    // Nothing read while notifications were not known to arrive is taken for current.
+    this.#generation++;
+    this.#trusted = true;
+  }
+
+  #distrust(): void {
+    this.#trusted = false;
+    this.#awaited = undefined;
+    this.#generation++;
+  }
+}

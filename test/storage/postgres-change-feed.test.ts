@@ -1,0 +1,103 @@
+/**
+ * When `PostgresChangeFeed` trusts what was remembered: only while a heartbeat it sent through the
+ * pool comes back on its listening connection, which a pooler handing each transaction to another
+ * server connection never does, and only for changes of its own schema. Its work with a real
+ * database is test/storage/postgres-remembered-pages.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import { afterEach, beforeEach, mock, test } from 'node:test';
+import type pg from 'pg';
+import { CHANGES_CHANNEL, HEARTBEAT_MS, PostgresChangeFeed } from '../../src/storage/postgres-change-feed.js';
+
+/** A listening connection that hears what the test delivers. */
+class Listener extends EventEmitter {
+  listened: string[] = [];
+  async connect(): Promise<void> {}
+  async query(text: string): Promise<void> {
+    this.listened.push(text);
+  }
+  async end(): Promise<void> {}
+}
+
+let listener: Listener;
+let sent: string[];
+let feed: PostgresChangeFeed;
+
+beforeEach(() => {
+  mock.timers.enable({ apis: ['setInterval', 'setTimeout'] });
+  listener = new Listener();
+  sent = [];
+  feed = new PostgresChangeFeed({
+    listener: () => listener as unknown as pg.Client,
+    notifyThroughPool: async (channel, payload) => {
+      assert.equal(channel, CHANGES_CHANNEL);
+      sent.push(payload);
+      return 'site';
+    },
+  });
+});
+
+afterEach(async () => {
+  await feed.close();
+  mock.timers.reset();
+});
+
+const settled = () => new Promise<void>((resolve) => setImmediate(resolve));
+const delivered = (payload: string) => listener.emit('notification', { channel: CHANGES_CHANNEL, payload });
+
+test('nothing is trusted until a heartbeat sent through the pool comes back on the listening connection', async () => {
+  assert.equal(feed.generation(), undefined);
+  await settled();
+  assert.deepEqual(listener.listened, [`listen ${CHANGES_CHANNEL}`]);
+  assert.equal(sent.length, 1);
+  assert.equal(feed.generation(), undefined, 'sent, not yet heard');
+  delivered(sent[0]!);
+  assert.equal(typeof feed.generation(), 'number');
+});
+
+test('a heartbeat not heard back by the next one distrusts everything until one is', async () => {
+  feed.generation();
+  await settled();
+  delivered(sent[0]!);
+  const trusted = feed.generation();
+  mock.timers.tick(HEARTBEAT_MS);
+  await settled();
+  assert.equal(sent.length, 2);
+  assert.equal(feed.generation(), trusted, 'the last one came back in time');
+  mock.timers.tick(HEARTBEAT_MS);
+  await settled();
+  assert.equal(feed.generation(), undefined, 'the second never came back');
+  delivered(sent[2]!);
+  assert.ok(feed.generation()! > trusted!, 'trusted again, and nothing kept from before counts');
+});
+
+test('a change announced for its own schema moves the generation, another schema\'s does not', async () => {
+  feed.generation();
+  await settled();
+  delivered(sent[0]!);
+  const trusted = feed.generation()!;
+  delivered('another_site');
+  assert.equal(feed.generation(), trusted);
+  delivered('site');
+  assert.equal(feed.generation(), trusted + 1);
+  feed.written();
+  assert.equal(feed.generation(), trusted + 2, 'and so does a write of this process');
+});
+
+test('a lost listening connection distrusts everything at once and listens again', async () => {
+  feed.generation();
+  await settled();
+  delivered(sent[0]!);
+  listener.emit('error', new Error('terminating connection due to administrator command'));
+  assert.equal(feed.generation(), undefined);
+  const lost = listener;
+  listener = new Listener();
+  mock.timers.tick(1_000);
+  await settled();
+  assert.deepEqual(listener.listened, [`listen ${CHANGES_CHANNEL}`]);
+  lost.emit('notification', { channel: CHANGES_CHANNEL, payload: sent.at(-1) });
+  assert.equal(feed.generation(), undefined, 'the lost connection is heard no more');
+  delivered(sent.at(-1)!);
+  assert.equal(typeof feed.generation(), 'number');
+});
