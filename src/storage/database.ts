@@ -172,6 +172,17 @@ export function withNamedStatements(pool: pg.Pool, Query: typeof pg.Query, commi
     }
     return index === undefined ? undefined : `svc_${generation}_${index}`;
   };
+  // Whether a text writes a watched table, kept for as many texts as get names: the test is about
+  // 1.4 µs for a lookup's 1.3 KB text, the map's 0.03.
+  const watchedWrites = new Map<string, boolean>();
+  const writesWatched = (text: string): boolean => {
+    let writes = watchedWrites.get(text);
+    if (writes === undefined) {
+      writes = WRITES_WATCHED.test(text);
+      if (watchedWrites.size < STATEMENT_CACHE_SIZE) watchedWrites.set(text, writes);
+    }
+    return writes;
+  };
   // One wrapper per pg client: Kysely keeps its connection objects by client identity.
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
@@ -199,7 +210,7 @@ export function withNamedStatements(pool: pg.Pool, Query: typeof pg.Query, commi
         inTransactionBlock = false;
         ends = true;
       }
-      if (WRITES_WATCHED.test(text)) wroteWatched = true;
+      if (writesWatched(text)) wroteWatched = true;
       const sentIn = generation;
       try {
         return await send(text, values);
@@ -545,7 +556,10 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
         await migrations.destroy();
       }
     },
-    reportTo: (log) => queries.reportTo(log),
+    reportTo: (log) => {
+      queries.reportTo(log);
+      changes.reportTo(log);
+    },
     close: async () => {
       await changes.close();
       await db.destroy();

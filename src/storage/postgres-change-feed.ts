@@ -25,6 +25,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
+import { type Log, QUIET } from '../core/log.js';
 
 /** The channel the statement triggers notify, with the changed table's schema as the payload. */
 export const CHANGES_CHANNEL = 'svc_community_changed';
@@ -69,6 +70,9 @@ export class PostgresChangeFeed {
   #reconnect: NodeJS.Timeout | undefined;
   #started = false;
   #closed = false;
+  #log: Log = QUIET;
+  /** Why nothing is trusted, once it was said in the log; cleared when trusted again. */
+  #distrustSaid = false;
 
   constructor(private readonly links: ChangeFeedLinks) {}
 
@@ -82,6 +86,11 @@ export class PostgresChangeFeed {
     return this.#trusted ? this.#generation : undefined;
   }
 
+  /** Where losing and regaining trust is said from now on: the server's log. */
+  reportTo(log: Log): void {
+    this.#log = log;
+  }
+
   /** This process committed a write to a watched table: what was read before it is read again. */
   written(): void {
     this.#generation++;
@@ -91,7 +100,7 @@ export class PostgresChangeFeed {
     this.#closed = true;
     clearInterval(this.#heartbeat);
     clearTimeout(this.#reconnect);
-    this.#distrust();
+    this.#distrust(undefined);
     const client = this.#client;
     this.#client = undefined;
     await client?.end().catch(() => {});
@@ -114,7 +123,7 @@ export class PostgresChangeFeed {
     const lost = () => {
       if (this.#client !== client) return;
       this.#client = undefined;
-      this.#distrust();
+      this.#distrust('the connection listening for changes to posts was lost');
       void client.end().catch(() => {});
       if (!this.#closed) this.#reconnect = setTimeout(() => void this.#listen(), RECONNECT_MS).unref();
     };
@@ -133,7 +142,7 @@ export class PostgresChangeFeed {
   /** Sends a heartbeat through the pool; one still awaited from the last beat means notifications stopped arriving. */
   #beat(): void {
     if (this.#client === undefined) return;
-    if (this.#awaited !== undefined) this.#distrust();
+    if (this.#awaited !== undefined) this.#distrust(`a notification sent through the pool was not heard back within ${HEARTBEAT_MS} ms (a pooler in transaction mode delivers none)`);
     const beat: Heartbeat = { payload: `heartbeat ${randomBytes(16).toString('hex')}`, heard: false, schema: undefined };
     this.#awaited = beat;
     this.links.notifyThroughPool(CHANGES_CHANNEL, beat.payload).then((schema) => {
@@ -164,11 +173,17 @@ export class PostgresChangeFeed {
     // Nothing read while notifications were not known to arrive is taken for current.
     this.#generation++;
     this.#trusted = true;
+    if (this.#distrustSaid) this.#log.info({}, 'changes to posts are heard again: pages of posts are remembered again');
+    this.#distrustSaid = false;
   }
 
-  #distrust(): void {
+  /** Nothing remembered is trusted from now on, for `why` (said once until trusted again; none on close). */
+  #distrust(why: string | undefined): void {
     this.#trusted = false;
     this.#awaited = undefined;
     this.#generation++;
+    if (why === undefined || this.#distrustSaid) return;
+    this.#distrustSaid = true;
+    this.#log.warn({ reason: why }, 'changes to posts are not heard: pages of posts are read afresh until they are');
   }
 }

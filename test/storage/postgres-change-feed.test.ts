@@ -23,6 +23,7 @@ class Listener extends EventEmitter {
 let listener: Listener;
 let sent: string[];
 let feed: PostgresChangeFeed;
+let said: string[];
 
 beforeEach(() => {
   mock.timers.enable({ apis: ['setInterval', 'setTimeout'] });
@@ -36,6 +37,8 @@ beforeEach(() => {
       return 'site';
     },
   });
+  said = [];
+  feed.reportTo({ info: (_, message) => said.push(`info: ${message}`), warn: (_, message) => said.push(`warn: ${message}`), error: () => {} });
 });
 
 afterEach(async () => {
@@ -68,8 +71,12 @@ test('a heartbeat not heard back by the next one distrusts everything until one 
   mock.timers.tick(HEARTBEAT_MS);
   await settled();
   assert.equal(feed.generation(), undefined, 'the second never came back');
-  delivered(sent[2]!);
+  mock.timers.tick(HEARTBEAT_MS);
+  await settled();
+  assert.equal(feed.generation(), undefined, 'nor the third');
+  delivered(sent[3]!);
   assert.ok(feed.generation()! > trusted!, 'trusted again, and nothing kept from before counts');
+  assert.deepEqual(said.map((line) => line.split(':')[0]), ['warn', 'info'], 'the loss said once, and the return');
 });
 
 test('a change announced for its own schema moves the generation, another schema\'s does not', async () => {
