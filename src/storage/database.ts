@@ -522,9 +522,10 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     idleTimeoutMillis: 30_000,
   });
   const changes = new PostgresChangeFeed({
-    listener: () => new driver.Client({ connectionString: target.url, keepAlive: true, application_name: 'svc change feed', types: pgTypes(driver) }),
+    listener: () => new driver.Client({ connectionString: target.url, keepAlive: true, connectionTimeoutMillis: 5000, application_name: 'svc change feed', types: pgTypes(driver) }),
     notifyThroughPool: async (channel, payload) => {
-      const { rows } = await sql<{ schema: string }>`select pg_notify(${channel}, ${payload}), current_schema() as schema`.execute(db);
+      const { rows } = await sql<{ schema: string }>`select pg_notify(${channel}, ${payload}),
+        (select nspname from pg_namespace where oid = (select relnamespace from pg_class where oid = 'posts'::regclass)) as schema`.execute(db);
       return rows[0]!.schema;
     },
   });

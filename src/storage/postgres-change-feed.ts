@@ -4,24 +4,33 @@
  * trusted without reading it again (`CompiledQueries.rememberedAnswer`, issue 35 item 3): SQLite's
  * `SqliteWriteWatch` does the same from `data_version`, which PostgreSQL has no counterpart of.
  *
- * Every statement that writes one of those tables, whoever sends it (an instance, the command line,
- * `psql`, a bulk load), makes the database notify `CHANGES_CHANNEL` with the table's schema, from
- * a statement trigger (migration 2026-12-02-0010). PostgreSQL sends a notification to every
- * listening connection when the writing transaction commits, and never for one rolled back
+ * Every statement that writes what a page shows of those tables, whoever sends it (an instance,
+ * the command line, `psql`, a bulk load), makes the database notify `CHANGES_CHANNEL` with the
+ * table's schema, from a statement trigger (migration 2026-12-02-0010): a post written, published,
+ * moved or removed, an author renamed or suspended, a category. PostgreSQL sends a notification to
+ * every listening connection when the writing transaction commits, and never for one rolled back
  * (https://www.postgresql.org/docs/current/sql-notify.html). This process listens on a connection
- * of its own, and a notification for its schema moves the generation, so every page remembered
- * before it is read again. Its own writes move it as soon as they commit (`written`), without
- * waiting for their notification, so a member who publishes reads the new post on the next request.
- * Another instance's commit counts from the moment its notification arrives: about a round trip
- * to the database after the commit, as SQLite's watch sees another connection's commit from the
- * next turn of the event loop.
+ * of its own, and a notification for the tables' schema moves the generation, so every page
+ * remembered before it is read again. Its own writes move it as soon as they commit (`written`),
+ * without waiting for their notification, so a member who publishes reads the new post on the next
+ * request. Another instance's commit counts from the moment its notification arrives: about a
+ * round trip to the database after the commit, as SQLite's watch sees another connection's commit
+ * from the next turn of the event loop.
+ *
+ * The counts (likes, comments, views) are not announced: a commit that carries a notification
+ * waits for every other such commit of the database (PostgreSQL serialises them), and a like is
+ * the commonest write (helper-229: 8 connections liking at once committed 380 times a second
+ * announced, 1,340 not). So the generation also moves at every heartbeat, every `HEARTBEAT_MS`:
+ * no page is kept longer than that, and a count another instance changed shows within it (this
+ * instance's own count changes move it at once, as every write of it does).
  *
  * Nothing is trusted unless notifications are known to arrive: the generation is `undefined` (the
  * page is read afresh, as before this feed) until a notification this process sent through the
  * pool came back on the listening connection, and again from the moment the listening connection
- * is lost or a heartbeat's notification does not come back within `HEARTBEAT_MS`. A pooler that
- * hands each transaction to another server connection (PgBouncer's transaction mode) delivers no
- * notification to a listener, so behind one nothing is ever remembered.
+ * is lost or a heartbeat's notification has not come back by the next heartbeat, when the
+ * connection is dropped and opened anew. A pooler that hands each transaction to another server
+ * connection (PgBouncer's transaction mode) delivers no notification to a listener, so behind one
+ * nothing is ever remembered.
  */
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
@@ -40,11 +49,21 @@ export const HEARTBEAT_MS = 5_000;
 /** How long after losing its connection the feed listens again, at the earliest. */
 const RECONNECT_MS = 1_000;
 
+/**
+ * How long closing waits for the listening connection to end politely before its socket is
+ * destroyed: a peer gone silent never answers, and a shutdown must not wait for it (helper-229).
+ */
+const CLOSE_WAIT_MS = 1_000;
+
 /** What the feed needs of the database: a listening connection of its own, and a statement through the pool. */
 export interface ChangeFeedLinks {
   /** A new client, not yet connected, for the listening connection. */
   listener(): pg.Client;
-  /** Runs `select pg_notify(channel, payload)` through the pool and answers the pool's `current_schema()`. */
+  /**
+   * Runs `select pg_notify(channel, payload)` through the pool and answers the schema of the
+   * tables the pool's statements read (`posts`' schema): not `current_schema()`, which a schema
+   * made later ahead of it on the search path would change while the tables stay (helper-229).
+   */
   notifyThroughPool(channel: string, payload: string): Promise<string>;
 }
 
@@ -61,7 +80,7 @@ export class PostgresChangeFeed {
   #generation = 0;
   /** Notifications are known to arrive: the last heartbeat came back and the listener is connected. */
   #trusted = false;
-  /** The schema whose changes count (the pool's `current_schema()`), once a heartbeat has told it. */
+  /** The schema whose changes count (the tables'), once a heartbeat has told it. */
   #schema: string | undefined;
   /** The heartbeat sent and not yet settled, if any. */
   #awaited: Heartbeat | undefined;
@@ -103,7 +122,7 @@ export class PostgresChangeFeed {
     this.#distrust(undefined);
     const client = this.#client;
     this.#client = undefined;
-    await client?.end().catch(() => {});
+    if (client !== undefined) await endWithin(client, CLOSE_WAIT_MS);
   }
 
   #start(): void {
@@ -120,18 +139,15 @@ export class PostgresChangeFeed {
       // What a lost connection still hands over says nothing of what the new one hears.
       if (this.#client === client) this.#heard(message.payload ?? '');
     });
-    const lost = () => {
-      if (this.#client !== client) return;
-      this.#client = undefined;
-      this.#distrust('the connection listening for changes to posts was lost');
-      void client.end().catch(() => {});
-      if (!this.#closed) this.#reconnect = setTimeout(() => void this.#listen(), RECONNECT_MS).unref();
-    };
+    const lost = () => this.#drop(client, 'the connection listening for changes to posts was lost');
     client.on('error', lost);
     client.on('end', lost);
     try {
       await client.connect();
       await client.query(`listen ${CHANGES_CHANNEL}`);
+      // A role's or database's idle_session_timeout (PostgreSQL 14 and later) would end this
+      // connection, which only listens, every few seconds (helper-229).
+      await client.query(`select set_config('idle_session_timeout', '0', false) where current_setting('server_version_num')::int >= 140000`);
     } catch {
       lost();
       return;
@@ -139,17 +155,35 @@ export class PostgresChangeFeed {
     this.#beat();
   }
 
-  /** Sends a heartbeat through the pool; one still awaited from the last beat means notifications stopped arriving. */
+  /** Stops hearing on `client`, if it is the listening connection: nothing is trusted, and it listens again on a new one. */
+  #drop(client: pg.Client, why: string): void {
+    if (this.#client !== client) return;
+    this.#client = undefined;
+    this.#distrust(why);
+    void endWithin(client, CLOSE_WAIT_MS);
+    if (!this.#closed) this.#reconnect = setTimeout(() => void this.#listen(), RECONNECT_MS).unref();
+  }
+
+  /**
+   * Sends a heartbeat through the pool, and moves the generation: no page is kept longer than a
+   * heartbeat. One still awaited from the last beat means notifications stopped arriving on this
+   * connection: it is dropped for a new one.
+   */
   #beat(): void {
-    if (this.#client === undefined) return;
-    if (this.#awaited !== undefined) this.#distrust(`a notification sent through the pool was not heard back within ${HEARTBEAT_MS} ms (a pooler in transaction mode delivers none)`);
+    const client = this.#client;
+    if (client === undefined) return;
+    if (this.#awaited !== undefined) {
+      this.#drop(client, `a notification sent through the pool was not heard back within ${HEARTBEAT_MS} ms (a pooler in transaction mode delivers none)`);
+      return;
+    }
+    this.#generation++;
     const beat: Heartbeat = { payload: `heartbeat ${randomBytes(16).toString('hex')}`, heard: false, schema: undefined };
     this.#awaited = beat;
     this.links.notifyThroughPool(CHANGES_CHANNEL, beat.payload).then((schema) => {
       beat.schema = schema;
       this.#settle(beat);
     }, () => {
-      // The pool could not send it (the database is down): it never comes back, and the next beat distrusts.
+      // The pool could not send it (the database is down): it never comes back, and the next beat drops the connection.
     });
   }
 
@@ -186,4 +220,20 @@ export class PostgresChangeFeed {
     this.#distrustSaid = true;
     this.#log.warn({ reason: why }, 'changes to posts are not heard: pages of posts are read afresh until they are');
   }
+}
+
+/**
+ * Ends `client` politely, or destroys its socket after `ms`: `end` waits for the server to close
+ * the connection, which a peer gone silent never does.
+ */
+async function endWithin(client: pg.Client, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      client.connection.stream.destroy();
+      resolve();
+    }, ms).unref();
+  });
+  await Promise.race([client.end().catch(() => {}), late]);
+  clearTimeout(timer);
 }
