@@ -53,6 +53,13 @@ afterEach(async () => {
 
 const settled = () => new Promise<void>((resolve) => setImmediate(resolve));
 const delivered = (payload: string) => listener.emit('notification', { channel: CHANGES_CHANNEL, payload });
+/** Starts the feed and hears its first heartbeat back: its generation then. */
+const trustedFeed = async (): Promise<number> => {
+  feed.generation();
+  await settled();
+  delivered(sent[0]!);
+  return feed.generation()!;
+};
 
 test('nothing is trusted until a heartbeat sent through the pool comes back on the listening connection', async () => {
   assert.equal(feed.generation(), undefined);
@@ -66,20 +73,14 @@ test('nothing is trusted until a heartbeat sent through the pool comes back on t
 });
 
 test('a page is kept at most one heartbeat', async () => {
-  feed.generation();
-  await settled();
-  delivered(sent[0]!);
-  const trusted = feed.generation()!;
+  const trusted = await trustedFeed();
   mock.timers.tick(HEARTBEAT_MS);
   await settled();
   assert.equal(feed.generation(), trusted + 1, 'the next heartbeat moves it');
 });
 
 test('a heartbeat not heard back by the next one distrusts everything, and the connection is opened anew', async () => {
-  feed.generation();
-  await settled();
-  delivered(sent[0]!);
-  const trusted = feed.generation()!;
+  const trusted = await trustedFeed();
   mock.timers.tick(HEARTBEAT_MS);
   await settled();
   assert.equal(sent.length, 2);
@@ -110,10 +111,7 @@ test('closing does not wait for a peer gone silent', async () => {
 });
 
 test('a change announced for its own schema moves the generation, another schema\'s does not', async () => {
-  feed.generation();
-  await settled();
-  delivered(sent[0]!);
-  const trusted = feed.generation()!;
+  const trusted = await trustedFeed();
   delivered('another_site');
   assert.equal(feed.generation(), trusted);
   delivered('site');
@@ -123,9 +121,7 @@ test('a change announced for its own schema moves the generation, another schema
 });
 
 test('a lost listening connection distrusts everything at once and listens again', async () => {
-  feed.generation();
-  await settled();
-  delivered(sent[0]!);
+  await trustedFeed();
   listener.emit('error', new Error('terminating connection due to administrator command'));
   assert.equal(feed.generation(), undefined);
   const lost = listener;

@@ -55,6 +55,15 @@ onPostgres('pages of posts remembered on PostgreSQL', (database) => {
     await client.query(`update ${database.schema}.posts set title = $1 where id = $2`, [title, postId]);
     await client.query('commit');
   };
+  /**
+   * Writes the post's title in a transaction of the serving instance that no trigger announces, so
+   * what moves the page is this instance's own commit; `meanwhile` runs before it commits.
+   */
+  const titledHere = (title: string, meanwhile = async () => {}) => inTransaction(serving.db, async (trx) => {
+    await sql`set local session_replication_role = replica`.execute(trx);
+    await trx.updateTable('posts').set({ title }).where('id', '=', postId).execute();
+    await meanwhile();
+  });
   /** Until the serving instance hears announcements and answers a page read again from memory. */
   const untilRemembering = async () => {
     for (let attempt = 0; attempt < 500; attempt++) {
@@ -110,22 +119,14 @@ onPostgres('pages of posts remembered on PostgreSQL', (database) => {
 
   test('a write this instance commits is seen by its next read, before any announcement arrives', async () => {
     await untilRemembering();
-    // Announced by no trigger: what moves the page is this instance's own commit.
-    await inTransaction(serving.db, async (trx) => {
-      await sql`set local session_replication_role = replica`.execute(trx);
-      await trx.updateTable('posts').set({ title: 'written here' }).where('id', '=', postId).execute();
-    });
+    await titledHere('written here');
     assert.equal(await titleRead(), 'written here');
   });
 
   test('a page read while this instance\'s write is not yet committed is read again once it is', async () => {
     await untilRemembering();
-    await inTransaction(serving.db, async (trx) => {
-      await sql`set local session_replication_role = replica`.execute(trx);
-      await trx.updateTable('posts').set({ title: 'committed after a read' }).where('id', '=', postId).execute();
-      // Another pooled connection reads the page as it was, and may remember it.
-      assert.notEqual(await titleRead(), 'committed after a read');
-    });
+    // Another pooled connection reads the page as it was, and may remember it.
+    await titledHere('committed after a read', async () => assert.notEqual(await titleRead(), 'committed after a read'));
     assert.equal(await titleRead(), 'committed after a read');
   });
 
