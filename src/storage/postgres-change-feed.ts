@@ -46,8 +46,13 @@ export const CHANGES_CHANNEL = 'svc_community_changed';
  */
 export const HEARTBEAT_MS = 5_000;
 
-/** How long after losing its connection the feed listens again, at the earliest. */
+/**
+ * How long after losing its connection the feed listens again, at the earliest; doubled at each
+ * loss in a row up to `RECONNECT_MOST_MS`, so a server refusing connections (too many clients) or
+ * a pooler that never delivers is not asked again every second forever (helper-230).
+ */
 const RECONNECT_MS = 1_000;
+const RECONNECT_MOST_MS = 30_000;
 
 /**
  * How long closing waits for the listening connection to end politely before its socket is
@@ -85,6 +90,10 @@ export class PostgresChangeFeed {
   /** The heartbeat sent and not yet settled, if any. */
   #awaited: Heartbeat | undefined;
   #client: pg.Client | undefined;
+  /** `#client` listens: its LISTEN is done, so a heartbeat sent now can be heard. */
+  #listening = false;
+  /** Connections lost in a row since notifications were last known to arrive. */
+  #losses = 0;
   #heartbeat: NodeJS.Timeout | undefined;
   #reconnect: NodeJS.Timeout | undefined;
   #started = false;
@@ -152,6 +161,10 @@ export class PostgresChangeFeed {
       lost();
       return;
     }
+    if (this.#client !== client) return;
+    // A heartbeat sent while this connection was still connecting could never be heard on it.
+    this.#listening = true;
+    this.#awaited = undefined;
     this.#beat();
   }
 
@@ -159,9 +172,12 @@ export class PostgresChangeFeed {
   #drop(client: pg.Client, why: string): void {
     if (this.#client !== client) return;
     this.#client = undefined;
+    this.#listening = false;
     this.#distrust(why);
     void endWithin(client, CLOSE_WAIT_MS);
-    if (!this.#closed) this.#reconnect = setTimeout(() => void this.#listen(), RECONNECT_MS).unref();
+    const wait = Math.min(RECONNECT_MS * 2 ** this.#losses, RECONNECT_MOST_MS);
+    this.#losses++;
+    if (!this.#closed) this.#reconnect = setTimeout(() => void this.#listen(), wait).unref();
   }
 
   /**
@@ -171,7 +187,7 @@ export class PostgresChangeFeed {
    */
   #beat(): void {
     const client = this.#client;
-    if (client === undefined) return;
+    if (client === undefined || !this.#listening) return;
     if (this.#awaited !== undefined) {
       this.#drop(client, `a notification sent through the pool was not heard back within ${HEARTBEAT_MS} ms (a pooler in transaction mode delivers none)`);
       return;
@@ -207,6 +223,7 @@ export class PostgresChangeFeed {
     // Nothing read while notifications were not known to arrive is taken for current.
     this.#generation++;
     this.#trusted = true;
+    this.#losses = 0;
     if (this.#distrustSaid) this.#log.info({}, 'changes to posts are heard again: pages of posts are remembered again');
     this.#distrustSaid = false;
   }

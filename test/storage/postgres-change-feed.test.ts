@@ -16,7 +16,7 @@ class Listener extends EventEmitter {
   silent = false;
   destroyed = false;
   readonly connection = { stream: { destroy: () => { this.destroyed = true; } } };
-  async connect(): Promise<void> {}
+  connect: () => Promise<void> = async () => {};
   async query(text: string): Promise<void> {
     this.listened.push(text);
   }
@@ -29,13 +29,19 @@ let listener: Listener;
 let sent: string[];
 let feed: PostgresChangeFeed;
 let said: string[];
+/** Listening connections the feed made. */
+let made: number;
 
 beforeEach(() => {
   mock.timers.enable({ apis: ['setInterval', 'setTimeout'] });
   listener = new Listener();
   sent = [];
+  made = 0;
   feed = new PostgresChangeFeed({
-    listener: () => listener as unknown as pg.Client,
+    listener: () => {
+      made++;
+      return listener as unknown as pg.Client;
+    },
     notifyThroughPool: async (channel, payload) => {
       assert.equal(channel, CHANGES_CHANNEL);
       sent.push(payload);
@@ -133,4 +139,41 @@ test('a lost listening connection distrusts everything at once and listens again
   assert.equal(feed.generation(), undefined, 'the lost connection is heard no more');
   delivered(sent.at(-1)!);
   assert.equal(typeof feed.generation(), 'number');
+});
+
+test('a heartbeat waits for the connection to listen: one slower to connect than a heartbeat still comes to be trusted', async () => {
+  let connected!: () => void;
+  listener.connect = () => new Promise<void>((resolve) => { connected = resolve; });
+  feed.generation();
+  await settled();
+  mock.timers.tick(HEARTBEAT_MS);
+  await settled();
+  assert.equal(sent.length, 0, 'nothing sent before it listens');
+  connected();
+  await settled();
+  assert.equal(sent.length, 1);
+  delivered(sent[0]!);
+  assert.equal(typeof feed.generation(), 'number');
+});
+
+test('connections lost in a row are opened again later each time, and at once again after trust', async () => {
+  const lostAndReopenedAfter = async (ms: number) => {
+    listener.emit('error', new Error('too many clients'));
+    const before = made;
+    listener = new Listener();
+    mock.timers.tick(ms - 1);
+    await settled();
+    assert.equal(made, before, `not yet reopened ${ms - 1} ms after`);
+    mock.timers.tick(1);
+    await settled();
+    assert.equal(made, before + 1, `reopened ${ms} ms after`);
+  };
+  feed.generation();
+  await settled();
+  await lostAndReopenedAfter(1_000);
+  await lostAndReopenedAfter(2_000);
+  await lostAndReopenedAfter(4_000);
+  delivered(sent.at(-1)!);
+  assert.equal(typeof feed.generation(), 'number');
+  await lostAndReopenedAfter(1_000);
 });

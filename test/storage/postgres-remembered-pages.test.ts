@@ -9,10 +9,11 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { type DatabaseHandle, inTransaction, openDatabase } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { createStores } from '../../src/storage/stores.js';
+import type { Database } from '../../src/storage/schema.js';
 import type { Stores } from '../../src/core/stores.js';
 import { unique } from '../oauth/helpers.js';
 import { HEARTBEAT_MS } from '../../src/storage/postgres-change-feed.js';
@@ -59,10 +60,14 @@ onPostgres('pages of posts remembered on PostgreSQL', (database) => {
    * Writes the post's title in a transaction of the serving instance that no trigger announces, so
    * what moves the page is this instance's own commit; `meanwhile` runs before it commits.
    */
-  const titledHere = (title: string, meanwhile = async () => {}) => inTransaction(serving.db, async (trx) => {
-    await sql`set local session_replication_role = replica`.execute(trx);
+  const titledHere = (title: string, meanwhile = async () => {}) => unannouncedHere(async (trx) => {
     await trx.updateTable('posts').set({ title }).where('id', '=', postId).execute();
     await meanwhile();
+  });
+  /** Runs `write` in a transaction of the serving instance that no trigger announces. */
+  const unannouncedHere = (write: (trx: Kysely<Database>) => Promise<unknown>) => inTransaction(serving.db, async (trx) => {
+    await sql`set local session_replication_role = replica`.execute(trx);
+    await write(trx);
   });
   /** Until the serving instance hears announcements and answers a page read again from memory. */
   const untilRemembering = async () => {
@@ -128,6 +133,76 @@ onPostgres('pages of posts remembered on PostgreSQL', (database) => {
     // Another pooled connection reads the page as it was, and may remember it.
     await titledHere('committed after a read', async () => assert.notEqual(await titleRead(), 'committed after a read'));
     assert.equal(await titleRead(), 'committed after a read');
+  });
+
+  test('a post this instance adds or deletes is on the page, or off it, at its next read', async () => {
+    await untilRemembering();
+    const ids = async () => (await stores.posts.listPublishedByAuthor(authorId, 0, 20)).items.map((post) => post.id);
+    const [category] = await serving.db.selectFrom('categories').select('id').limit(1).execute();
+    const row = { author_id: authorId, category_id: category!.id, title: 'added here', body: 'b', body_html: '<p>b</p>', excerpt: 'b', status: 'published', created_at: T0 + 120_000, updated_at: T0 + 120_000 };
+    let added = 0;
+    await unannouncedHere(async (trx) => {
+      added = (await trx.insertInto('posts').values(row).returning('id').executeTakeFirstOrThrow()).id;
+    });
+    assert.equal((await ids())[0], added);
+    await unannouncedHere((trx) => trx.deleteFrom('posts').where('id', '=', added).execute());
+    assert.ok(!(await ids()).includes(added));
+  });
+
+  test('a write announced while a page is being read has the page read again next time', async () => {
+    await untilRemembering();
+    const reads = [(db: Kysely<Database>) => db.selectFrom('posts').select('title')];
+    const read = async () => (await sql<{ title: string }>`select title from posts where id = ${postId}`.execute(serving.db)).rows[0]!.title;
+    const first = await serving.queries.rememberedAnswer(serving.db, reads, 'title', async () => {
+      const title = await read();
+      await titled('announced mid-read', true);
+      // Its notification arrives while this read is still under way.
+      await sleep(200);
+      return title;
+    });
+    assert.notEqual(first, 'announced mid-read');
+    assert.equal(await serving.queries.rememberedAnswer(serving.db, reads, 'title', read), 'announced mid-read');
+  });
+
+  test('the database announces a write to what a page shows, and none to a count', async () => {
+    const heard: string[] = [];
+    const listener = new pg.Client({ connectionString: database.url });
+    await listener.connect();
+    listener.on('notification', (message) => heard.push(message.payload ?? ''));
+    await listener.query('listen svc_community_changed');
+    const schema = database.schema!;
+    /** Whether `statement` was announced: a fence notified after it comes in commit order, so anything it set off is heard first. */
+    const announced = async (statement: string, values: unknown[] = []) => {
+      heard.length = 0;
+      await outside().query(statement, values);
+      const fence = unique('fence');
+      await outside().query('select pg_notify($1, $2)', ['svc_community_changed', fence]);
+      while (!heard.includes(fence)) await sleep(2);
+      return heard.includes(schema);
+    };
+    try {
+      const [{ id: categoryId }] = (await outside().query(`select id from ${schema}.categories limit 1`)).rows;
+      for (const column of ['author_id', 'category_id', 'title', 'excerpt', 'status', 'created_at', 'updated_at']) {
+        assert.ok(await announced(`update ${schema}.posts set ${column} = ${column} where id = $1`, [postId]), `posts.${column}`);
+      }
+      for (const column of ['username', 'nickname', 'status', 'published_posts']) {
+        assert.ok(await announced(`update ${schema}.users set ${column} = ${column} where id = $1`, [authorId]), `users.${column}`);
+      }
+      assert.ok(await announced(`update ${schema}.categories set name = name where id = $1`, [categoryId]), 'categories.name');
+      assert.ok(await announced(`insert into ${schema}.posts (author_id, category_id, title, body, status, created_at, updated_at)
+        values ($1, $2, 'fenced', 'b', 'draft', 1, 1)`, [authorId, categoryId]), 'a post added');
+      const { rows: [made] } = await outside().query(`select id from ${schema}.posts where title = 'fenced'`);
+      assert.ok(await announced(`delete from ${schema}.posts where id = $1`, [made.id]), 'a post deleted');
+      assert.ok(await announced(`insert into ${schema}.categories (name, name_key) values ($1, $1)`, [unique('fenced')]), 'a category added');
+      for (const column of ['like_count', 'comment_count', 'view_count', 'body']) {
+        assert.equal(await announced(`update ${schema}.posts set ${column} = ${column} where id = $1`, [postId]), false, `posts.${column}`);
+      }
+      for (const column of ['bio', 'password_hash']) {
+        assert.equal(await announced(`update ${schema}.users set ${column} = ${column} where id = $1`, [authorId]), false, `users.${column}`);
+      }
+    } finally {
+      await listener.end();
+    }
   });
 
   test('a post another instance publishes is on the page once announced', async () => {
