@@ -12,6 +12,7 @@ import type { DatabaseTarget } from '../config/settings.js';
 import { isOwnerOnlyFile, makeDirectoriesFor, refuseUnlessOwnFile } from './directories.js';
 import { OwnSchemaPostgresDialect } from './postgres-dialect.js';
 import type { Database } from './schema.js';
+import { BoundedMemo } from '../core/bounded-memo.js';
 import { type Log, QUIET } from '../core/log.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
 import { LookupBatch, TurnBatch } from './lookup-batch.js';
@@ -174,15 +175,7 @@ export function withNamedStatements(pool: pg.Pool, Query: typeof pg.Query, commi
   };
   // Whether a text writes a watched table, kept for as many texts as get names: the test is about
   // 1.4 µs for a lookup's 1.3 KB text, the map's 0.03.
-  const watchedWrites = new Map<string, boolean>();
-  const writesWatched = (text: string): boolean => {
-    let writes = watchedWrites.get(text);
-    if (writes === undefined) {
-      writes = WRITES_WATCHED.test(text);
-      if (watchedWrites.size < STATEMENT_CACHE_SIZE) watchedWrites.set(text, writes);
-    }
-    return writes;
-  };
+  const watchedWrites = new BoundedMemo<string, boolean>(STATEMENT_CACHE_SIZE);
   // One wrapper per pg client: Kysely keeps its connection objects by client identity.
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
@@ -210,7 +203,7 @@ export function withNamedStatements(pool: pg.Pool, Query: typeof pg.Query, commi
         inTransactionBlock = false;
         ends = true;
       }
-      if (writesWatched(text)) wroteWatched = true;
+      if (watchedWrites.get(text, writesWatched)) wroteWatched = true;
       const sentIn = generation;
       try {
         return await send(text, values);
@@ -253,6 +246,7 @@ export function withNamedStatements(pool: pg.Pool, Query: typeof pg.Query, commi
  * of by its notification.
  */
 const WRITES_WATCHED = /\b(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\s+(?:only\s+)?"?(?:posts|users|categories)"?(?=[\s("]|$)/i;
+const writesWatched = (text: string): boolean => WRITES_WATCHED.test(text);
 
 /**
  * Hands a resource to its waiters in arrival order. Kysely's SQLite mutex wakes every waiter on

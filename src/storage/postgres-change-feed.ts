@@ -41,8 +41,9 @@ export const CHANGES_CHANNEL = 'svc_community_changed';
 
 /**
  * How often a heartbeat notification is sent through the pool, and how long one may take to come
- * back before nothing remembered is trusted: a listening connection that stopped hearing without
- * closing (a half-open socket, a pooler in between) leaves pages stale for at most twice this.
+ * back before nothing remembered is trusted. Each heartbeat also moves the generation, so no page
+ * is kept longer than this, a listening connection that stopped hearing without closing (a
+ * half-open socket, a pooler in between) included.
  */
 export const HEARTBEAT_MS = 5_000;
 
@@ -77,7 +78,7 @@ interface Heartbeat {
   payload: string;
   /** The listening connection heard it. */
   heard: boolean;
-  /** The pool's `current_schema()`, once the pool answered. */
+  /** The schema of the tables (`posts`'), once the pool answered. */
   schema: string | undefined;
 }
 
