@@ -686,10 +686,14 @@ interface Remembered {
   row: unknown;
 }
 
-/** The rows `firstRemembered` keeps for one query, by key, and the tables the query reads. */
+/** The rows `firstRemembered` and `rememberedAnswer` keep for one query, by key. */
 interface RememberedQuery {
-  /** SQLite's; on PostgreSQL `PostgresChangeFeed` watches the tables a remembered answer may read. */
-  reads: TableReads | undefined;
+  /**
+   * The write generation of the tables the query reads now, or undefined when it cannot be known:
+   * on SQLite `SqliteWriteWatch`'s for the tables named, on PostgreSQL `PostgresChangeFeed`'s,
+   * which watches the tables a remembered answer may read.
+   */
+  generation: () => number | undefined;
   rows: Map<string | number, Remembered>;
 }
 
@@ -902,7 +906,7 @@ export class CompiledQueries {
    */
   async firstOfEachRemembered<R>(db: Kysely<Database>, build: QueryBuilder<R>, keys: readonly (string | number)[]): Promise<Array<R | undefined>> {
     const query = this.remembered.get(build);
-    const generation = query === undefined || db.isTransaction ? undefined : this.sqlite?.generation(query.reads!);
+    const generation = query === undefined || db.isTransaction ? undefined : query.generation();
     const found: Array<R | undefined> = [];
     for (const key of keys) {
       const remembered = generation === undefined ? undefined : rememberedAt<R>(query!, key, generation);
@@ -924,11 +928,13 @@ export class CompiledQueries {
   private async firstRemembered<R>(db: Kysely<Database>, build: QueryBuilder<R>, key: string | number): Promise<R | undefined> {
     let query = this.remembered.get(build);
     if (query === undefined) {
-      if (this.sqlite === undefined) return this.first(db, build, [key]);
-      query = { reads: this.sqlite.reads(this.compile(db, build).sql), rows: new Map() };
+      const sqlite = this.sqlite;
+      if (sqlite === undefined) return this.first(db, build, [key]);
+      const reads = sqlite.reads(this.compile(db, build).sql);
+      query = { generation: () => sqlite.generation(reads), rows: new Map() };
       this.remembered.set(build, query);
     }
-    const generation = this.sqlite?.generation(query.reads!);
+    const generation = query.generation();
     if (generation === undefined) return this.first(db, build, [key]);
     const remembered = rememberedAt<R>(query, key, generation);
     if (remembered !== undefined) return remembered;
@@ -953,18 +959,31 @@ export class CompiledQueries {
    * answer is shared by every caller that asks for it: none may change it.
    */
   async rememberedAnswer<T>(db: Kysely<Database>, reads: readonly QueryBuilder<unknown>[], key: string, read: () => Promise<T>): Promise<T> {
-    if ((this.sqlite === undefined && this.changes === undefined) || db.isTransaction) return read();
+    if (db.isTransaction) return read();
     let answers = this.answers.get(reads);
     if (answers === undefined) {
-      answers = { reads: this.sqlite?.reads(reads.map((build) => this.compile(db, build).sql).join('\n')), rows: new Map() };
+      const generationOf = this.answersGeneration(db, reads);
+      if (generationOf === undefined) return read();
+      answers = { generation: generationOf, rows: new Map() };
       this.answers.set(reads, answers);
     }
-    const generation = this.sqlite !== undefined ? this.sqlite.generation(answers.reads!) : this.changes!.generation();
+    const generation = answers.generation();
     if (generation === undefined) return read();
     const remembered = rememberedAt<T>(answers, key, generation);
     if (remembered !== undefined) return remembered;
     const answer = await read();
     remember(answers, key, generation, answer, REMEMBERED_ANSWERS);
     return answer;
+  }
+
+  /** How `rememberedAnswer` learns the generation of what `reads` read; undefined where nothing tells it (no change feed). */
+  private answersGeneration(db: Kysely<Database>, reads: readonly QueryBuilder<unknown>[]): (() => number | undefined) | undefined {
+    const sqlite = this.sqlite;
+    if (sqlite !== undefined) {
+      const tables = sqlite.reads(reads.map((build) => this.compile(db, build).sql).join('\n'));
+      return () => sqlite.generation(tables);
+    }
+    const changes = this.changes;
+    return changes === undefined ? undefined : () => changes.generation();
   }
 }
