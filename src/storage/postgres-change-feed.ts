@@ -27,8 +27,9 @@
  * Nothing is trusted unless notifications are known to arrive: the generation is `undefined` (the
  * page is read afresh, as before this feed) until a notification this process sent through the
  * pool came back on the listening connection, and again from the moment the listening connection
- * is lost or a heartbeat's notification has not come back by the next heartbeat, when the
- * connection is dropped and opened anew. A pooler that hands each transaction to another server
+ * is lost or a heartbeat has not come back by the next heartbeat. The connection is then dropped
+ * and opened anew if the pool had sent the heartbeat, and kept if the pool had not yet: a pool too
+ * busy to send one within a heartbeat says nothing against the connection. A pooler that hands each transaction to another server
  * connection (PgBouncer's transaction mode) delivers no notification to a listener, so behind one
  * nothing is ever remembered.
  */
@@ -78,8 +79,10 @@ interface Heartbeat {
   payload: string;
   /** The listening connection heard it. */
   heard: boolean;
-  /** The schema of the tables (`posts`'), once the pool answered. */
+  /** The schema of the tables (`posts`'), once the pool answered: the notification was sent. */
   schema: string | undefined;
+  /** The pool could not send it. */
+  failed: boolean;
 }
 
 export class PostgresChangeFeed {
@@ -129,6 +132,7 @@ export class PostgresChangeFeed {
     this.#closed = true;
     clearInterval(this.#heartbeat);
     clearTimeout(this.#reconnect);
+    this.#awaited = undefined;
     this.#distrust(undefined);
     const client = this.#client;
     this.#client = undefined;
@@ -174,6 +178,7 @@ export class PostgresChangeFeed {
     if (this.#client !== client) return;
     this.#client = undefined;
     this.#listening = false;
+    this.#awaited = undefined;
     this.#distrust(why);
     void endWithin(client, CLOSE_WAIT_MS);
     const wait = Math.min(RECONNECT_MS * 2 ** this.#losses, RECONNECT_MOST_MS);
@@ -183,24 +188,33 @@ export class PostgresChangeFeed {
 
   /**
    * Sends a heartbeat through the pool, and moves the generation: no page is kept longer than a
-   * heartbeat. One still awaited from the last beat means notifications stopped arriving on this
-   * connection: it is dropped for a new one.
+   * heartbeat. One the pool sent at the last beat and this connection has not heard means
+   * notifications stopped arriving on it: it is dropped for a new one. One the pool has not sent
+   * yet, or could not send, leaves the connection's hearing unknown: nothing is trusted, and the
+   * connection is kept (helper-230's note: a pool saturated for a heartbeat dropped a listener
+   * that was fine). A beat still on its way through the pool is waited for, not sent again, so a
+   * busy pool is not asked for more.
    */
   #beat(): void {
     const client = this.#client;
     if (client === undefined || !this.#listening) return;
-    if (this.#awaited !== undefined) {
+    const awaited = this.#awaited;
+    if (awaited?.schema !== undefined) {
       this.#drop(client, `a notification sent through the pool was not heard back within ${HEARTBEAT_MS} ms (a pooler in transaction mode delivers none)`);
       return;
     }
+    if (awaited !== undefined) {
+      this.#distrust(`the pool did not send a heartbeat within ${HEARTBEAT_MS} ms (the pool busy, or the database unreachable)`);
+      if (!awaited.failed) return;
+    }
     this.#generation++;
-    const beat: Heartbeat = { payload: `heartbeat ${randomBytes(16).toString('hex')}`, heard: false, schema: undefined };
+    const beat: Heartbeat = { payload: `heartbeat ${randomBytes(16).toString('hex')}`, heard: false, schema: undefined, failed: false };
     this.#awaited = beat;
     this.links.notifyThroughPool(CHANGES_CHANNEL, beat.payload).then((schema) => {
       beat.schema = schema;
       this.#settle(beat);
     }, () => {
-      // The pool could not send it (the database is down): it never comes back, and the next beat drops the connection.
+      beat.failed = true;
     });
   }
 
@@ -232,7 +246,6 @@ export class PostgresChangeFeed {
   /** Nothing remembered is trusted from now on, for `why` (said once until trusted again; none on close). */
   #distrust(why: string | undefined): void {
     this.#trusted = false;
-    this.#awaited = undefined;
     this.#generation++;
     if (why === undefined || this.#distrustSaid) return;
     this.#distrustSaid = true;

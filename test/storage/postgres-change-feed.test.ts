@@ -31,12 +31,15 @@ let feed: PostgresChangeFeed;
 let said: string[];
 /** Listening connections the feed made. */
 let made: number;
+/** How the pool answers a heartbeat it was given: at once, with the tables' schema, unless a test says otherwise. */
+let poolAnswer: () => Promise<string>;
 
 beforeEach(() => {
   mock.timers.enable({ apis: ['setInterval', 'setTimeout'] });
   listener = new Listener();
   sent = [];
   made = 0;
+  poolAnswer = async () => 'site';
   feed = new PostgresChangeFeed({
     listener: () => {
       made++;
@@ -45,7 +48,7 @@ beforeEach(() => {
     notifyThroughPool: async (channel, payload) => {
       assert.equal(channel, CHANGES_CHANNEL);
       sent.push(payload);
-      return 'site';
+      return poolAnswer();
     },
   });
   said = [];
@@ -176,4 +179,39 @@ test('connections lost in a row are opened again later each time, and at once ag
   delivered(sent.at(-1)!);
   assert.equal(typeof feed.generation(), 'number');
   await lostAndReopenedAfter(1_000);
+});
+
+test('a pool too busy to send a heartbeat within one distrusts everything, keeps the listening connection and is not asked again', async () => {
+  const trusted = await trustedFeed();
+  let send!: () => void;
+  poolAnswer = () => new Promise<string>((resolve) => { send = () => resolve('site'); });
+  mock.timers.tick(HEARTBEAT_MS);
+  await settled();
+  assert.equal(typeof feed.generation(), 'number', 'a heartbeat on its way is not late before the next');
+  mock.timers.tick(HEARTBEAT_MS * 3);
+  await settled();
+  assert.equal(feed.generation(), undefined, 'whether the connection hears is not known');
+  assert.equal(sent.length, 2, 'the heartbeat on its way is waited for');
+  assert.equal(made, 1, 'the connection is kept');
+  delivered(sent.at(-1)!);
+  send();
+  await settled();
+  assert.ok(feed.generation()! > trusted, 'trusted again once it comes back');
+});
+
+test('a heartbeat the pool could not send distrusts everything at the next, keeps the listening connection and sends another', async () => {
+  await trustedFeed();
+  poolAnswer = () => Promise.reject(new Error('timeout exceeded when trying to connect'));
+  mock.timers.tick(HEARTBEAT_MS);
+  await settled();
+  mock.timers.tick(HEARTBEAT_MS);
+  await settled();
+  assert.equal(feed.generation(), undefined);
+  assert.equal(sent.length, 3, 'another is sent');
+  assert.equal(made, 1, 'the connection is kept');
+  poolAnswer = async () => 'site';
+  mock.timers.tick(HEARTBEAT_MS);
+  await settled();
+  delivered(sent.at(-1)!);
+  assert.equal(typeof feed.generation(), 'number');
 });
