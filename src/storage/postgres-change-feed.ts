@@ -27,9 +27,10 @@
  * Nothing is trusted unless notifications are known to arrive: the generation is `undefined` (the
  * page is read afresh, as before this feed) until a notification this process sent through the
  * pool came back on the listening connection, and again from the moment the listening connection
- * is lost or a heartbeat has not come back by the next heartbeat. The connection is then dropped
- * and opened anew if the pool had sent the heartbeat, and kept if the pool had not yet: a pool too
- * busy to send one within a heartbeat says nothing against the connection. A pooler that hands each transaction to another server
+ * is lost or a heartbeat has not come back by the next heartbeat. The connection is dropped and
+ * opened anew once a heartbeat the pool sent a whole heartbeat before has not been heard, and kept
+ * while the pool has not sent it: a pool too busy to send one within a heartbeat says nothing
+ * against the connection. A pooler that hands each transaction to another server
  * connection (PgBouncer's transaction mode) delivers no notification to a listener, so behind one
  * nothing is ever remembered.
  */
@@ -54,6 +55,12 @@ export const HEARTBEAT_MS = 5_000;
  * a pooler that never delivers is not asked again every second forever (helper-230).
  */
 const RECONNECT_MS = 1_000;
+/**
+ * Heartbeats a heartbeat still on its way through the pool is waited for before another is sent:
+ * the pool's own timeouts end a statement before then, and a promise that never settled must not
+ * keep the feed distrusted for good (helper-231).
+ */
+const POOL_WAIT_BEATS = 2;
 const RECONNECT_MOST_MS = 30_000;
 
 /**
@@ -83,10 +90,16 @@ interface Heartbeat {
   schema: string | undefined;
   /** The pool could not send it. */
   failed: boolean;
+  /** The beat (`#beats`) it was handed to the pool at. */
+  askedAt: number;
+  /** The beat during which the pool answered it, once it did. */
+  answeredAt: number | undefined;
 }
 
 export class PostgresChangeFeed {
   #generation = 0;
+  /** Heartbeats so far, each `HEARTBEAT_MS` apart. */
+  #beats = 0;
   /** Notifications are known to arrive: the last heartbeat came back and the listener is connected. */
   #trusted = false;
   /** The schema whose changes count (the tables'), once a heartbeat has told it. */
@@ -188,30 +201,37 @@ export class PostgresChangeFeed {
 
   /**
    * Sends a heartbeat through the pool, and moves the generation: no page is kept longer than a
-   * heartbeat. One the pool sent at the last beat and this connection has not heard means
-   * notifications stopped arriving on it: it is dropped for a new one. One the pool has not sent
-   * yet, or could not send, leaves the connection's hearing unknown: nothing is trusted, and the
-   * connection is kept (helper-230's note: a pool saturated for a heartbeat dropped a listener
-   * that was fine). A beat still on its way through the pool is waited for, not sent again, so a
-   * busy pool is not asked for more.
+   * heartbeat. One not back by the next beat leaves nothing trusted until it is. It is waited for
+   * while the pool has not sent it (helper-230's note: a pool saturated for a heartbeat dropped a
+   * listener that was fine), up to `POOL_WAIT_BEATS`, and while the pool sent it less than a
+   * whole heartbeat ago (helper-231: one sent just before the beat may be a millisecond from
+   * being heard). One the pool sent a whole heartbeat ago and this connection has not heard means
+   * notifications stopped arriving on it: it is dropped for a new one.
    */
   #beat(): void {
     const client = this.#client;
     if (client === undefined || !this.#listening) return;
+    this.#beats++;
     const awaited = this.#awaited;
-    if (awaited?.schema !== undefined) {
-      this.#drop(client, `a notification sent through the pool was not heard back within ${HEARTBEAT_MS} ms (a pooler in transaction mode delivers none)`);
-      return;
-    }
     if (awaited !== undefined) {
-      this.#distrust(`the pool did not send a heartbeat within ${HEARTBEAT_MS} ms (the pool busy, or the database unreachable)`);
-      if (!awaited.failed) return;
+      const sent = awaited.answeredAt;
+      if (sent !== undefined && this.#beats - sent >= 2) {
+        this.#drop(client, `a notification sent through the pool was not heard back within ${HEARTBEAT_MS} ms (a pooler in transaction mode delivers none)`);
+        return;
+      }
+      this.#distrust(sent !== undefined
+        ? `a notification sent through the pool was not heard back by the next heartbeat`
+        : `the pool did not send a heartbeat within ${HEARTBEAT_MS} ms (the pool busy, or the database unreachable)`);
+      if (sent !== undefined || (!awaited.failed && this.#beats - awaited.askedAt < POOL_WAIT_BEATS)) return;
     }
     this.#generation++;
-    const beat: Heartbeat = { payload: `heartbeat ${randomBytes(16).toString('hex')}`, heard: false, schema: undefined, failed: false };
+    const beat: Heartbeat = {
+      payload: `heartbeat ${randomBytes(16).toString('hex')}`, heard: false, schema: undefined, failed: false, askedAt: this.#beats, answeredAt: undefined,
+    };
     this.#awaited = beat;
     this.links.notifyThroughPool(CHANGES_CHANNEL, beat.payload).then((schema) => {
       beat.schema = schema;
+      beat.answeredAt = this.#beats;
       this.#settle(beat);
     }, () => {
       beat.failed = true;

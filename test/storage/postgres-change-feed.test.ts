@@ -88,7 +88,7 @@ test('a page is kept at most one heartbeat', async () => {
   assert.equal(feed.generation(), trusted + 1, 'the next heartbeat moves it');
 });
 
-test('a heartbeat not heard back by the next one distrusts everything, and the connection is opened anew', async () => {
+test('a heartbeat not heard back by the next one distrusts everything, and one sent a whole heartbeat before has the connection opened anew', async () => {
   const trusted = await trustedFeed();
   mock.timers.tick(HEARTBEAT_MS);
   await settled();
@@ -99,6 +99,10 @@ test('a heartbeat not heard back by the next one distrusts everything, and the c
   mock.timers.tick(HEARTBEAT_MS);
   await settled();
   assert.equal(feed.generation(), undefined, 'the second never came back');
+  assert.equal(made, 1, 'it may still be on its way');
+  mock.timers.tick(HEARTBEAT_MS);
+  await settled();
+  assert.equal(feed.generation(), undefined);
   mock.timers.tick(1_000);
   await settled();
   assert.equal(listener.listened[0], `listen ${CHANGES_CHANNEL}`, 'listening again on a new connection');
@@ -188,7 +192,7 @@ test('a pool too busy to send a heartbeat within one distrusts everything, keeps
   mock.timers.tick(HEARTBEAT_MS);
   await settled();
   assert.equal(typeof feed.generation(), 'number', 'a heartbeat on its way is not late before the next');
-  mock.timers.tick(HEARTBEAT_MS * 3);
+  mock.timers.tick(HEARTBEAT_MS);
   await settled();
   assert.equal(feed.generation(), undefined, 'whether the connection hears is not known');
   assert.equal(sent.length, 2, 'the heartbeat on its way is waited for');
@@ -214,4 +218,36 @@ test('a heartbeat the pool could not send distrusts everything at the next, keep
   await settled();
   delivered(sent.at(-1)!);
   assert.equal(typeof feed.generation(), 'number');
+});
+
+test('a heartbeat the pool sent just before a beat and heard just after it keeps the listening connection', async () => {
+  await trustedFeed();
+  let send!: () => void;
+  poolAnswer = () => new Promise<string>((resolve) => { send = () => resolve('site'); });
+  mock.timers.tick(HEARTBEAT_MS);
+  await settled();
+  mock.timers.tick(HEARTBEAT_MS - 1);
+  send();
+  await settled();
+  mock.timers.tick(1);
+  await settled();
+  delivered(sent.at(-1)!);
+  assert.equal(typeof feed.generation(), 'number');
+  mock.timers.tick(1_000);
+  await settled();
+  assert.equal(made, 1);
+});
+
+test('a heartbeat the pool never answers is given up after two beats: another is sent, and trust returns when it is heard', async () => {
+  await trustedFeed();
+  poolAnswer = () => new Promise<string>(() => {});
+  mock.timers.tick(HEARTBEAT_MS);
+  await settled();
+  poolAnswer = async () => 'site';
+  mock.timers.tick(HEARTBEAT_MS * 2);
+  await settled();
+  assert.equal(sent.length, 3, 'another is sent');
+  delivered(sent.at(-1)!);
+  assert.equal(typeof feed.generation(), 'number');
+  assert.equal(made, 1);
 });
