@@ -55,13 +55,20 @@ export const HEARTBEAT_MS = 5_000;
  * a pooler that never delivers is not asked again every second forever (helper-230).
  */
 const RECONNECT_MS = 1_000;
+const RECONNECT_MOST_MS = 30_000;
+
 /**
  * Heartbeats a heartbeat still on its way through the pool is waited for before another is sent:
  * the pool's own timeouts end a statement before then, and a promise that never settled must not
  * keep the feed distrusted for good (helper-231).
  */
 const POOL_WAIT_BEATS = 2;
-const RECONNECT_MOST_MS = 30_000;
+/**
+ * Beats after the pool sent a heartbeat by which this connection must have heard it: the beat
+ * right after may come a millisecond before the notification does (helper-231), the one after
+ * that is a whole heartbeat later.
+ */
+const HEARD_WITHIN_BEATS = 2;
 
 /**
  * How long closing waits for the listening connection to end politely before its socket is
@@ -215,7 +222,7 @@ export class PostgresChangeFeed {
     const awaited = this.#awaited;
     if (awaited !== undefined) {
       const sent = awaited.answeredAt;
-      if (sent !== undefined && this.#beats - sent >= 2) {
+      if (sent !== undefined && this.#beats - sent >= HEARD_WITHIN_BEATS) {
         this.#drop(client, `a notification sent through the pool was not heard back within ${HEARTBEAT_MS} ms (a pooler in transaction mode delivers none)`);
         return;
       }

@@ -17,13 +17,13 @@ import { createStores } from '../../src/storage/stores.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { unique } from '../oauth/helpers.js';
 import { forEachDatabase } from '../support/databases.js';
+import { holdsWithin } from '../support/eventually.js';
 import { purgeOptions, storesForSuite } from '../support/stores.js';
 
 const T0 = Date.UTC(2026, 10, 22, 0, 0, 0);
 const MINUTE = 60_000;
 /** Resolves in the next turn of the event loop (after its check phase). */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 forEachDatabase('storage contract', (database) => {
   let handle: DatabaseHandle;
@@ -1149,12 +1149,8 @@ forEachDatabase('storage contract', (database) => {
    */
   const seenFromAnotherConnection = async <T>(read: () => Promise<T>, expected: T, message: string): Promise<void> => {
     await nextTurn();
-    const until = performance.now() + (database.name === 'postgres' ? 2_000 : 0);
-    let answer = await read();
-    while (!isDeepStrictEqual(answer, expected) && performance.now() < until) {
-      await sleep(5);
-      answer = await read();
-    }
+    let answer: T | undefined;
+    await holdsWithin(database.name === 'postgres' ? 2_000 : 0, async () => isDeepStrictEqual(answer = await read(), expected));
     assert.deepEqual(answer, expected, message);
   };
 
