@@ -97,6 +97,19 @@ forEachDatabase('the resource API as a protected resource (RFC 9728, RFC 8707)',
     assert.equal(granted.status, 200, 'the consent page, no error redirect');
   });
 
+  test('the developer docs name as resource values the two the authorization endpoint grants, the API and its MCP server', async () => {
+    const page = (await (await fetch(`${t.baseUrl}/docs`)).text()).replace(/\s+/g, ' ');
+    const row = page.match(/<tr><td><code>resource<\/code><\/td>.*?<\/tr>/)?.[0] ?? '';
+    const named = [...row.matchAll(/<code>(http[^<]+)<\/code>/g)].map((m) => m[1]);
+    assert.deepEqual(named, [api, `${api}/mcp`]);
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    for (const resource of named) {
+      const tokens = await obtainTokens(t, browser, c, { extra: { resource: resource! } });
+      assert.equal((await introspect(t, c, tokens.access_token)).aud, resource);
+    }
+  });
+
   test('a token request may not name another resource than its authorization did (RFC 8707 2.2), and the code stays unused', async () => {
     const { fields } = await freshCode(t, {}, { extra: { resource: api } });
     const refused = await tokenRequest(t, { ...fields, resource: `${api}/mcp` });

@@ -162,8 +162,11 @@ A request without a token is answered <code>401</code> with
 <code>WWW-Authenticate: Bearer resource_metadata="${base}/.well-known/oauth-protected-resource${MCP_PATH}"</code>: that
 document (RFC 9728) names this service as the authorization server and the scopes, which is how an agent that does OAuth
 itself finds its way. The tool list shows both tools whatever the token's scopes; calling one whose scope the token lacks is
-<code>403</code> with <code>WWW-Authenticate: Bearer error="insufficient_scope", scope="…"</code>, so the agent knows what to
-ask the user for. Arguments the API would refuse (<code>page: -1</code>) come back as a tool error (<code>isError</code>) whose
+<code>403</code> with <code>WWW-Authenticate: Bearer error="insufficient_scope", scope="…"</code>, naming the scope the tool needs
+(RFC 6750 3.1), so the agent knows what to ask the user for: it authorizes again with the scopes it holds and the one named.
+A refresh cannot widen a grant (RFC 6749 6): the MCP TypeScript SDK, holding a refresh token, refreshes first and then stops
+with <code>Server returned 403 after trying upscoping</code>, so such an agent clears its tokens and starts the
+authorization again with both scopes. Arguments the API would refuse (<code>page: -1</code>) come back as a tool error (<code>isError</code>) whose
 text is the API's error JSON, for the model to read and correct. An app that wants a token for the agent alone names
 <code>resource=${endpoint}</code> at the authorization and token endpoints: such a token is refused by <code>${api}</code>,
 and one issued for <code>${api}</code> alone is refused here.</p>

@@ -18,7 +18,7 @@ import { EXCERPT_MAX_LENGTH, excerpt } from '../../core/community/posts.js';
 import {
   API_BASE_PATH, API_ENDPOINTS, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, postItemOf, profileOf, serviceInfo,
 } from '../../core/api/views.js';
-import { resourceMetadataUrl } from '../../core/api/resource.js';
+import { mcpResource, resourceMetadataUrl } from '../../core/api/resource.js';
 import { RESOURCE_SCOPES, SCOPES } from '../../core/oauth/scopes.js';
 import { siteUrls } from '../../core/urls.js';
 import type { Settings } from '../../config/settings.js';
@@ -218,7 +218,7 @@ ${code(`${base}/oauth/authorize?response_type=code
 <tr><td><code>prompt</code>, <code>max_age</code>, <code>login_hint</code></td><td>no</td><td>OpenID Connect: <code>prompt=none|login|consent</code>.</td></tr>
 <tr><td><code>id_token_hint</code></td><td>no</td><td>An id_token you got: if someone else is signed in, the answer is <code>error=login_required</code>, never a code for them.</td></tr>
 <tr><td><code>response_mode</code></td><td>no</td><td><code>query</code> (the default) or <code>form_post</code>: the answer is then posted to your redirect URI as a form (<code>code</code>, <code>state</code>, <code>iss</code>, or the error fields) instead of being in its address, so your callback must take a POST, and your own cookies need <code>SameSite=None</code> to come with it. Not for an app's own scheme.</td></tr>
-<tr><td><code>resource</code></td><td>no</td><td>The API's identifier, <code>${api}</code> (RFC 8707): the only resource tokens are issued for. Any other value is refused with <code>invalid_target</code>. Every access token is for the API, sent or not; introspection shows it as <code>aud</code>. With it, the token is for the API <em>alone</em>: UserInfo refuses it, so leave it out if your app also reads UserInfo.</td></tr>
+<tr><td><code>resource</code></td><td>no</td><td>The API's identifier, <code>${api}</code>, or its MCP server's, <code>${mcpResource(base)}</code> (RFC 8707; see <a href="#mcp">Connect an AI agent</a>): the only two resources tokens are issued for. Any other value, or both at once, is refused with <code>invalid_target</code>. Without it the token is good at both, and at UserInfo with <code>openid</code>; introspection shows as <code>aud</code> the resource named, else the API. With it, the token is for that resource <em>alone</em>: the other one and UserInfo refuse it, so leave it out if your app also reads UserInfo.</td></tr>
 </tbody>
 </table>
 <p>The user signs in if needed and sees a consent page naming your app and each scope. The sign-in page names your app
