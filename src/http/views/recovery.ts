@@ -35,7 +35,7 @@ export function emailSettingsPage(context: PageContext, state: EmailPageState): 
     ? html`<form method="post" action="${EMAIL_SETTINGS_PATH}">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <label for="email">${t.text('recovery.emailLabel')}</label>
-  <input type="email" id="email" name="email" value="${state.value ?? email?.pending ?? email?.address ?? ''}" autocomplete="email" required maxlength="254" ${control(state.errors, 'email')}>
+  <input type="text" inputmode="email" id="email" name="email" value="${state.value ?? email?.pending ?? email?.address ?? ''}" autocomplete="email" autocapitalize="none" spellcheck="false" required maxlength="254" ${control(state.errors, 'email')}>
   ${fieldMessage(state.errors, 'email', { words: { t } })}
   <div class="actions"><button type="submit">${t.text('recovery.emailSave')}</button></div>
 </form>`

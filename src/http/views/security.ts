@@ -253,7 +253,7 @@ ${state.error ? html`<p class="alert" role="alert" id="form-error">${state.error
 ${state.factors.totp ? html`<form method="post" action="/login/second-step">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <label for="code">${t.text('security.codeFromAuthenticator')}</label>
-  <input type="text" id="code" name="code" class="code" inputmode="numeric" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required maxlength="40" autofocus ${state.error ? html`aria-describedby="form-error code-hint" aria-invalid="true"` : html`aria-describedby="code-hint"`}>
+  <input type="text" id="code" name="code" class="code" inputmode="text" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required maxlength="40" autofocus ${state.error ? html`aria-describedby="form-error code-hint" aria-invalid="true"` : html`aria-describedby="code-hint"`}>
   <p class="hint" id="code-hint">${t.text('security.secondStepHint')}</p>
   <div class="actions"><button type="submit">${t.text('security.verify')}</button></div>
 </form>` : ''}
