@@ -14,6 +14,8 @@ export interface SiteUrls {
   securitySettings(): string;
   /** The member's personal API tokens, where one is revoked. */
   tokenSettings(): string;
+  /** The apps the member authorized, where one's access is withdrawn. */
+  applicationSettings(): string;
   /** A developer's apps, where a new one is registered. */
   developers(): string;
   /** An app's page for its owner. */
@@ -43,6 +45,7 @@ export function siteUrls(baseUrl: string): SiteUrls {
     emailSettings: () => `${baseUrl}${EMAIL_SETTINGS_PATH}`,
     securitySettings: () => `${baseUrl}/settings/security`,
     tokenSettings: () => `${baseUrl}/settings/tokens`,
+    applicationSettings: () => `${baseUrl}/settings/applications`,
     developers: () => `${baseUrl}/settings/developers`,
     developerApp: (clientId) => `${baseUrl}/settings/developers/${encodeURIComponent(clientId)}`,
   };

@@ -890,6 +890,26 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.match(notice.subject, /^Test App 已获得你的.+账号授权$/, 'not in English (attack86)');
   });
 
+  test('the notice of an app\'s first authorization links where its access is withdrawn, and that of a new personal token where it is revoked, beside the password\'s page', async () => {
+    const { visitor, email } = await verifiedMember();
+    const app = await newClient(t, { type: 'public' });
+    const page = await visitor.get(`/oauth/authorize?${authorizeQuery(app, { pkce: pkcePair() })}`);
+    const fields = Object.fromEntries(consentForm(page.text).filter(([name]) => name !== '_csrf'));
+    assert.equal((await visitor.post('/oauth/authorize', { ...fields, decision: 'approve' })).status, 302);
+    await deliver();
+    const authorized = t.smtp.to(email).at(-1)!;
+    assert.match(authorized.subject, /^Test App /);
+    assert.match(authorized.text, new RegExp(`Withdraw its access: ${t.baseUrl}/settings/applications\\n`));
+    assert.match(authorized.text, new RegExp(`Change your password: ${t.baseUrl}/settings/security`));
+    const created = await visitor.post('/settings/tokens', { name: 'backup', scopes: 'profile:read', expires_in_days: '30', password: PASSWORD });
+    assert.equal(created.status, 303);
+    await deliver();
+    const token = t.smtp.to(email).at(-1)!;
+    assert.match(token.text, /personal API token “backup”/);
+    assert.match(token.text, new RegExp(`Revoke the token: ${t.baseUrl}/settings/tokens\\n`));
+    assert.match(token.text, new RegExp(`Change your password: ${t.baseUrl}/settings/security`));
+  });
+
   test('an app\'s new client secret and changed redirect URIs are mailed to its owner, with a link to the app\'s page', async () => {
     const { user, visitor, email } = await verifiedMember();
     assert.equal((await visitor.post('/settings/developers', { name: 'Harbour Reader', redirect_uris: 'https://harbour.example/cb', type: 'confidential' })).status, 303);

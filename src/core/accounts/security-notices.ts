@@ -95,6 +95,7 @@ export function securityNoticeSender(deps: NoticeDeps): NoticeSender {
         label: isolated(event.detail.name ?? event.detail.label ?? ''),
         settingsLink: siteUrls(deps.settings.baseUrl).securitySettings(),
         tokensLink: siteUrls(deps.settings.baseUrl).tokenSettings(),
+        applicationsLink: siteUrls(deps.settings.baseUrl).applicationSettings(),
         appLink: event.detail.client_id ? siteUrls(deps.settings.baseUrl).developerApp(event.detail.client_id) : '',
         developersLink: siteUrls(deps.settings.baseUrl).developers(),
         // What the one who signed in held decides the advice: never to turn on what is on (attack86, attack87).
