@@ -371,6 +371,20 @@ forEachDatabase('account security', (database) => {
     assert.equal((await signInWithCode(new Browser(t), user.username, fresh[0]!)).status, 303);
   });
 
+  test('the recovery codes\' download says whose they are and for which site, and holds the codes shown', async () => {
+    const { user, browser } = await signedIn();
+    const { secret } = await enableTotp(browser);
+    const page = await (await security(browser, { action: 'recovery-codes', code: totpCode(secret, t.clock.now()) })).text();
+    const shown = [...page.matchAll(/<li>([a-z2-7-]{19})<\/li>/g)].map((m) => m[1]!);
+    const link = page.match(/href="data:text\/plain;charset=utf-8,([^"]+)" download="recovery-codes.txt"/);
+    assert.ok(link, 'a download link');
+    const file = decodeURIComponent(link[1]!.replaceAll('&amp;', '&'));
+    const [heading, blank, ...codes] = file.trimEnd().split('\n');
+    assert.equal(heading, `Recovery codes for two-step verification of the account @${user.username} at Community. Each works once.`, "the site's name in the page's language (the catalogs' own)");
+    assert.equal(blank, '');
+    assert.deepEqual(codes, shown);
+  });
+
   test('a change made is answered as made when its security-log line cannot be written: new recovery codes are shown, not lost behind an error page', async () => {
     const { user, browser } = await signedIn();
     const { secret } = await enableTotp(browser);

@@ -210,7 +210,7 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
     const events = await stores.securityEvents.listForUser(user.id, requested * SECURITY_LOG_PAGE_SIZE, SECURITY_LOG_PAGE_SIZE);
     const notice = noticeFrom(request, NOTICES);
     return sendPage(reply, securityPage(await pageContext(request, reply), {
-      factors, passkeys, sessions, currentSession: session.idHash, events, logPage: requested, notice, ...state,
+      username: user.username, factors, passkeys, sessions, currentSession: session.idHash, events, logPage: requested, notice, ...state,
     }), status);
   }
 

@@ -24,6 +24,8 @@ export const SECURITY_LOG_PAGE_SIZE = 20;
 const SECTION_FIELDS = ['current_password', 'new_password', 'code', 'passkey', 'name'];
 
 export interface SecurityPageState {
+  /** Whose page it is: the recovery codes' file names the account. */
+  username: string;
   factors: SecondFactors;
   passkeys: Passkey[];
   sessions: Session[];
@@ -78,8 +80,9 @@ ${errorSummary(errors, words)}
  * script) and Download, a `data:` link holding the very codes on this page, so it works without
  * script and no later request can fetch them again: once the page is left, they are gone.
  */
-function recoveryCodesSection(t: Translator, codes: readonly string[]): Html {
-  const file = `${t.text('security.recoveryFileHeading')}\n\n${codes.join('\n')}\n`;
+function recoveryCodesSection(t: Translator, codes: readonly string[], username: string): Html {
+  // The file outlives the page: it says whose codes they are and for which site, as a file among others.
+  const file = `${t.text('security.recoveryFileHeading', { username })}\n\n${codes.join('\n')}\n`;
   return html`<section class="card" aria-labelledby="two-step-heading">
 <h2 id="two-step-heading">${t.text('security.twoStepHeading')}</h2>
 <div class="notice recovery" role="status">
@@ -99,7 +102,7 @@ function twoStepSection(context: PageContext, state: SecurityPageState): Html {
   const { t } = context;
   const error = errorsFor(state.errors, 'code');
   const words: ProblemWords = { t };
-  if (state.recoveryCodes) return recoveryCodesSection(t, state.recoveryCodes);
+  if (state.recoveryCodes) return recoveryCodesSection(t, state.recoveryCodes, state.username);
   if (state.enrolment) {
     return html`<section class="card" aria-labelledby="two-step-heading">
 <h2 id="two-step-heading">${t.text('security.setUpHeading')}</h2>
