@@ -385,6 +385,23 @@ forEachDatabase('account security', (database) => {
     assert.deepEqual(codes, shown);
   });
 
+  test('a wrong code is marked on the form it was typed in only: turning two-step off and making new recovery codes each have a code field', async () => {
+    const { browser } = await signedIn();
+    await enableTotp(browser);
+    /** The opening tag of the element with this id. */
+    const element = (page: string, id: string) => new RegExp(`<[a-z]+ [^>]*id="${id}"[^>]*>`).exec(page)?.[0] ?? '';
+    for (const [action, sent, other] of [['totp-disable', 'disable-code', 'recovery-code'], ['recovery-codes', 'recovery-code', 'disable-code']] as const) {
+      const refused = await security(browser, { action, code: '000000' });
+      assert.equal(refused.status, 400, action);
+      const page = await refused.text();
+      assert.match(page, /<p class="alert" role="alert" id="form-error">That code is not right/, `${action}: the section's summary says so`);
+      assert.match(element(page, sent), /aria-invalid="true"/, `${action}: #${sent} is marked`);
+      assert.match(page, new RegExp(`<p class="field-error" id="${sent}-error">`), `${action}: the message is under #${sent}`);
+      assert.doesNotMatch(element(page, other), /aria-invalid|-error/, `${action}: #${other}, of the form not sent, is not marked`);
+      assert.doesNotMatch(page, new RegExp(`id="${other}-error"`), `${action}: no message under #${other}`);
+    }
+  });
+
   test('a change made is answered as made when its security-log line cannot be written: new recovery codes are shown, not lost behind an error page', async () => {
     const { user, browser } = await signedIn();
     const { secret } = await enableTotp(browser);

@@ -238,7 +238,8 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
     const origin = attemptOrigin(request);
     const ctx: ActionContext = {
       request, reply, user, session, body: request.body, origin,
-      render: (state, status) => render(request, reply, user, request.signIn?.session ?? session, state, status),
+      // Its problems are marked on this form only: others on the page have fields of the same name.
+      render: (state, status) => render(request, reply, user, request.signIn?.session ?? session, { sentAction: action, ...state }, status),
       done: (notice) => reply.redirect(`${PATH}?notice=${notice}`, 303),
       record: (event) => app.deps.securityLog.record({ ...event, userId: user.id, origin }),
     };

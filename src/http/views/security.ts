@@ -14,7 +14,7 @@ import { formatSiteTime } from '../../core/site-time.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 import { stackedTable } from './stacked-table.js';
-import { type FormErrors, type ProblemWords, control, errorList, errorSummary, errorsFor, fieldMessage, spaceBetween } from './forms.js';
+import { type FormError, type FormErrors, type ProblemWords, control, errorList, errorSummary, errorsFor, fieldMessage, spaceBetween } from './forms.js';
 import { eventFrom, eventLine } from './security-events.js';
 import { at, copyButton, notice, settingsLayout } from './settings.js';
 import { chosenName, isolated, passkeyStatus, rich, sessionAddress } from './words.js';
@@ -34,6 +34,11 @@ export interface SecurityPageState {
   /** Zero-based page of the log. */
   logPage: number;
   errors?: FormErrors;
+  /**
+   * The `action` of the form sent, whose problems `errors` are: only that form's fields are marked,
+   * as two forms of a section have a field of one name (`code`).
+   */
+  sentAction?: string | undefined;
   notice?: Words | undefined;
   /** Enrolment under way: the secret as a QR code (data: URI) and as text. */
   enrolment?: (TotpEnrolment & { qr: string }) | undefined;
@@ -98,10 +103,16 @@ function recoveryCodesSection(t: Translator, codes: readonly string[], username:
 </section>`;
 }
 
+/** `errors` when the form sent was `action`'s, else none: the section's summary tells the others' problems. */
+function errorsOfForm(state: SecurityPageState, action: string, errors: FormError[]): FormError[] {
+  return state.sentAction === action ? errors : [];
+}
+
 function twoStepSection(context: PageContext, state: SecurityPageState): Html {
   const { t } = context;
   const error = errorsFor(state.errors, 'code');
   const words: ProblemWords = { t };
+  const codeErrors = (action: string) => errorsOfForm(state, action, error);
   if (state.recoveryCodes) return recoveryCodesSection(t, state.recoveryCodes, state.username);
   if (state.enrolment) {
     return html`<section class="card" aria-labelledby="two-step-heading">
@@ -116,7 +127,7 @@ function twoStepSection(context: PageContext, state: SecurityPageState): Html {
 ${errorSummary(error, words)}
 <form method="post" action="/settings/security">
   ${hidden(context, 'totp-confirm')}
-  ${codeField(t, 'enrol-code', t.text('security.codeFromApp'), error, t.text('security.codeFromAppHint'))}
+  ${codeField(t, 'enrol-code', t.text('security.codeFromApp'), codeErrors('totp-confirm'), t.text('security.codeFromAppHint'))}
   <div class="actions"><button type="submit">${t.text('security.turnOn')}</button></div>
 </form>
 </section>`;
@@ -138,12 +149,12 @@ ${errorSummary(error, words)}
 ${errorSummary(error, words)}
 <form method="post" action="/settings/security">
   ${hidden(context, 'recovery-codes')}
-  ${codeField(t, 'recovery-code', t.text('security.newCodesLabel'), error, t.text('security.newCodesHint'))}
+  ${codeField(t, 'recovery-code', t.text('security.newCodesLabel'), codeErrors('recovery-codes'), t.text('security.newCodesHint'))}
   <div class="actions"><button type="submit" class="secondary">${t.text('security.newCodes')}</button></div>
 </form>
 <form method="post" action="/settings/security">
   ${hidden(context, 'totp-disable')}
-  ${codeField(t, 'disable-code', t.text('security.turnOffLabel'), error, t.text('security.turnOffHint'))}
+  ${codeField(t, 'disable-code', t.text('security.turnOffLabel'), codeErrors('totp-disable'), t.text('security.turnOffHint'))}
   <div class="actions"><button type="submit" class="danger">${t.text('security.turnOff')}</button></div>
 </form>
 </section>`;
