@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { TYPED_USERNAME_MAX_LENGTH } from '../../src/core/accounts/accounts.js';
+import { PASSWORD_MAX_LENGTH } from '../../src/core/accounts/passwords.js';
+import { SIGN_IN_USERNAME_MAX_LENGTH } from '../../src/http/views/sign-in.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { Visitor, signedInMember } from './visitor.js';
@@ -164,6 +166,47 @@ forEachDatabase('form errors', (database) => {
     assertFieldError(response.text, 'expires_in_days', /^Expiry must be/);
     assertFieldError(response.text, 'password', /^Enter your password/, { hint: 'password-hint' });
     assert.match(response.text, /4 things need fixing/);
+  });
+
+  test('a username or password longer than any account\'s is sent back on the sign-in form beside its field, the username as typed, never the password', async () => {
+    const username = 'u'.repeat(SIGN_IN_USERNAME_MAX_LENGTH + 1);
+    const named = await new Visitor(t.baseUrl).post('/login', { username, password: PASSWORD, return_to: '/settings' });
+    assert.equal(named.status, 400);
+    assertFieldError(named.text, 'username', /^No username is that long: at most 256 characters\.$/);
+    assertFieldFine(named.text, 'password');
+    assert.match(element(named.text, 'username'), new RegExp(`value="${username}"`), 'what was typed, to be mended');
+    assert.doesNotMatch(named.text, new RegExp(PASSWORD), 'never the password');
+    assert.match(named.text, /<input type="hidden" name="return_to" value="\/settings">/, 'still going where it was going');
+
+    const long = 'p'.repeat(PASSWORD_MAX_LENGTH + 1);
+    const password = await new Visitor(t.baseUrl).post('/login', { username: 'someone', password: long, return_to: '/' });
+    assert.equal(password.status, 400);
+    assertFieldError(password.text, 'password', /^At most 256 characters\.$/);
+    assertFieldFine(password.text, 'username');
+    assert.match(password.text, /<p class="alert" role="alert" id="form-error">Password: At most 256 characters\.<\/p>/);
+    assert.doesNotMatch(password.text, new RegExp(long), 'never the password');
+  });
+
+  test('a username too long to be any account\'s is named on the sign-in form in the reader\'s language', async () => {
+    const username = 'u'.repeat(SIGN_IN_USERNAME_MAX_LENGTH + 1);
+    for (const [language, message] of [['zh-CN', /^用户名不会这么长：最多 256 个字符。$/], ['zh-TW', /^使用者名稱不會這麼長：最多 256 個字元。$/]] as const) {
+      const visitor = new Visitor(t.baseUrl);
+      const response = await visitor.request('/login', {
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'accept-language': language },
+        body: new URLSearchParams({ _csrf: await visitor.csrf(), username, password: PASSWORD, return_to: '/' }),
+      });
+      assert.equal(response.status, 400, language);
+      assertFieldError(response.text, 'username', message);
+    }
+  });
+
+  test('a sign-up form with a username, nickname and password longer than any names all three beside their fields, not the generic error page', async () => {
+    const long = 'x'.repeat(SIGN_IN_USERNAME_MAX_LENGTH + 1);
+    const response = await new Visitor(t.baseUrl).post('/signup', { username: long, nickname: long, password: long });
+    assert.equal(response.status, 400);
+    assertFieldError(response.text, 'username', /^Use 3 to 30 letters/, { hint: 'username-hint' });
+    assertFieldError(response.text, 'nickname', /./, { hint: 'nickname-hint' });
+    assertFieldError(response.text, 'password', /^Use 8 to 256 characters/, { hint: 'password-hint' });
   });
 
   test('a wrong sign-in marks both fields, described by the one message that does not say which was wrong', async () => {

@@ -25,10 +25,19 @@ export function tryAgain(field: string, key: Throttled, retryAfterSeconds: numbe
 
 /**
  * A sign-in name longer than any account's, sent back on its form: no account has such a name,
- * so saying so tells nothing about which accounts exist.
+ * so saying so tells nothing about which accounts exist. `key` says what the field takes: a
+ * username or an address (the forgotten-password form), or a username (sign-in).
  */
-export function loginTooLong(field: string, max: number): FieldProblem {
-  return { field, message: `at most ${max} characters`, words: { key: 'recovery.loginTooLong', values: { max } } };
+export function loginTooLong(field: string, max: number, key: 'recovery.loginTooLong' | 'sign-in.usernameTooLong' = 'recovery.loginTooLong'): FieldProblem {
+  return { field, message: `at most ${max} characters`, words: { key, values: { max } } };
+}
+
+/**
+ * A password longer than any account's (every way of setting one keeps to `max`), sent back on
+ * the sign-in form without being checked: it can be no account's, so saying so tells nothing.
+ */
+export function passwordTooLong(max: number): FieldProblem {
+  return { field: 'password', message: `at most ${max} characters`, words: { key: 'problems.textTooLong', values: { max } } };
 }
 
 /** Codes of the authenticator app cannot be unsealed here (logged for the operator once). */

@@ -24,6 +24,9 @@ import {
 import { secondStepPage } from '../views/security.js';
 import { signOutPage, signedOutPage } from '../views/logout.js';
 import { type LostRequest, SIGN_IN_USERNAME_MAX_LENGTH, signInPage } from '../views/sign-in.js';
+import { PASSWORD_MAX_LENGTH } from '../../core/accounts/passwords.js';
+import type { FieldProblem } from '../../core/errors.js';
+import { loginTooLong, passwordTooLong } from './settings-problems.js';
 import { clientAddress, visitor } from '../client-address.js';
 import { documentHost } from '../../core/oauth/client-metadata.js';
 
@@ -107,11 +110,17 @@ interface SignInBody {
   _csrf?: string;
 }
 
+/**
+ * What a person types has no cap in the schema, whose refusal is the generic 400 page: the body
+ * limit bounds it, and the form says what is too long in the reader's language (`tooLongToSignIn`).
+ */
+const typed = { type: 'string' } as const;
+
 const signInBody = {
   type: 'object',
   properties: {
-    username: { type: 'string', maxLength: SIGN_IN_USERNAME_MAX_LENGTH },
-    password: { type: 'string', maxLength: 1024 },
+    username: typed,
+    password: typed,
     return_to: { type: 'string', maxLength: MAX_RETURN_TO_LENGTH },
     /** `1` when the page asked to sign in again: a failed attempt's page says so again. */
     reauth: { type: 'string', maxLength: 8 },
@@ -119,6 +128,17 @@ const signInBody = {
     _csrf: { type: 'string', maxLength: 200 },
   },
 } as const;
+
+/**
+ * The problems of a username or password longer than any account's, which no check needs to see:
+ * none counts as a failed sign-in, and none tells which accounts exist.
+ */
+function tooLongToSignIn(username: string, password: string): FieldProblem[] {
+  return [
+    ...(username.length > SIGN_IN_USERNAME_MAX_LENGTH ? [loginTooLong('username', SIGN_IN_USERNAME_MAX_LENGTH, 'sign-in.usernameTooLong')] : []),
+    ...(password.length > PASSWORD_MAX_LENGTH ? [passwordTooLong(PASSWORD_MAX_LENGTH)] : []),
+  ];
+}
 
 export async function signInRoutes(app: FastifyInstance): Promise<void> {
   const page = { config: { html: true } };
@@ -152,10 +172,17 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     verifyCsrf(request);
     const { deps } = app;
     const username = request.body.username ?? '';
+    const password = request.body.password ?? '';
     const returnTo = safeReturnTo(request.body.return_to);
-    const outcome = await signIn(deps, {
-      username, password: request.body.password ?? '', ...attemptOrigin(request),
-    });
+    const tooLong = tooLongToSignIn(username, password);
+    if (tooLong.length > 0) {
+      // Sent back with the username as typed, so it can be mended; never the password.
+      return sendPage(reply, signInPage(await pageContext(request, reply), {
+        username, returnTo, appName: await appNameFor(app, request, returnTo), errors: tooLong,
+        reauthenticate: request.body.reauth === '1', ...lostRequestOf(request.body),
+      }), 400);
+    }
+    const outcome = await signIn(deps, { username, password, ...attemptOrigin(request) });
     // An account with two-step verification on is not signed in by its password alone: the
     // browser gets a pending sign-in and the second step's page, and no session yet. So does the
     // right password of one that is not active: its status is told after the second step, so the

@@ -1,5 +1,7 @@
 import type { Locale } from '../../core/locales.js';
 import type { User } from '../../core/accounts/ports.js';
+import { PASSWORD_MAX_LENGTH } from '../../core/accounts/passwords.js';
+import { type FormErrors, type ProblemWords, control, errorSummary, errorsFor, fieldMessage } from './forms.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 import { appName, passkeyStatus, rich } from './words.js';
@@ -46,6 +48,8 @@ export interface SignInForm extends LostRequest {
   error?: string | undefined;
   /** The username and password did not sign in: both fields are marked. */
   wrongCredentials?: boolean;
+  /** Problems of a field (one longer than any account's), each beside its field and in the summary. */
+  errors?: FormErrors;
   /**
    * The account signed into is not active, which its holder is told (`error`): the page offers the
    * way to appeal in place of "Forgot password?", since a new password would not sign in either,
@@ -64,10 +68,15 @@ export function signInPage(context: PageContext, form: SignInForm) {
   const { t } = context;
   // Both fields are marked, and described by the one message: it must not tell which was wrong.
   const wrong = form.wrongCredentials ? html`aria-invalid="true" aria-describedby="form-error"` : '';
+  const labels = { username: t.text('sign-in.username'), password: t.text('sign-in.password') };
+  const words: ProblemWords = { t, labels };
+  const marked = (field: 'username' | 'password') => (form.wrongCredentials ? wrong : control(form.errors, field));
+  // The cursor goes where there is something to type or mend.
+  const focusUsername = !form.username || errorsFor(form.errors, 'username').length > 0;
   const signUpLink = (chunks: Array<string | Html>) => html`<a href="/signup${returnQuery(form.returnTo, form)}">${chunks}</a>`;
   return layout(t.text('sign-in.title'), context, html`<section class="card narrow">
 <h1>${form.appName === undefined ? t.text('sign-in.title') : rich(t, 'sign-in.headingForApp', { app: form.appName, b: appName })}</h1>
-${form.error ? html`<p class="alert" role="alert" id="form-error">${form.error}</p>` : ''}
+${form.error ? html`<p class="alert" role="alert" id="form-error">${form.error}</p>` : errorSummary(form.errors, words)}
 ${form.reauthenticate ? html`<p class="notice">${form.appName ? t.text('sign-in.reauthenticateForApp') : t.text('sign-in.reauthenticate')}</p>` : ''}
 ${form.requestTooLong ? html`<p class="notice">${t.text('sign-in.requestTooLong')}</p>` : ''}
 <form method="post" action="/login">
@@ -75,10 +84,12 @@ ${form.requestTooLong ? html`<p class="notice">${t.text('sign-in.requestTooLong'
   <input type="hidden" name="return_to" value="${form.returnTo}">
   ${form.reauthenticate ? html`<input type="hidden" name="reauth" value="1">` : ''}
   ${lostRequestFields(form)}
-  <label for="username">${t.text('sign-in.username')}</label>
-  <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="${SIGN_IN_USERNAME_MAX_LENGTH}" ${wrong} ${form.username ? '' : html`autofocus`}>
-  <label for="password">${t.text('sign-in.password')}</label>
-  <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256" ${wrong} ${form.username ? html`autofocus` : ''}>
+  <label for="username">${labels.username}</label>
+  <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="${SIGN_IN_USERNAME_MAX_LENGTH}" ${marked('username')} ${focusUsername ? html`autofocus` : ''}>
+  ${fieldMessage(form.errors, 'username', { words })}
+  <label for="password">${labels.password}</label>
+  <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="${PASSWORD_MAX_LENGTH}" ${marked('password')} ${focusUsername ? '' : html`autofocus`}>
+  ${fieldMessage(form.errors, 'password', { words })}
   <div class="actions"><button type="submit">${t.text('sign-in.submit')}</button></div>
   ${form.notActive
     ? html`<p class="hint">${rich(t, 'sign-in.appeal', { username: form.notActive.username, a: appealLink(form.notActive.appealTo) })}</p>`
