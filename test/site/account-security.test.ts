@@ -327,11 +327,11 @@ forEachDatabase('account security', (database) => {
     assert.equal(await isSignedIn(copy), false);
   });
 
-  test('a code too long to be one is wrong before NFKC reads it: setting the app up, turning it off, deleting the account', async () => {
+  test('a code too long to be one is wrong before NFKC reads it: setting the app up, turning it off, the second step of sign-in, deleting the account', async () => {
     // Combining marks of two classes in turn, which NFKC's canonical reordering sorts in time growing
     // with the square of their number; the security page's field holds 20,000 characters.
     const code = `1${'\u0316\u0301'.repeat(10_000)}`.slice(0, CODE_MAX_LENGTH + 1);
-    const { browser } = await signedIn();
+    const { user, browser } = await signedIn();
     assert.equal((await security(browser, { action: 'totp-start' })).status, 200);
     const read = async (post: () => Promise<Response>) => {
       let status = 0;
@@ -341,6 +341,11 @@ forEachDatabase('account security', (database) => {
     assert.equal(await read(() => security(browser, { action: 'totp-confirm', code })), 400, 'not the code the app shows');
     await enableTotp(browser);
     assert.equal(await read(() => security(browser, { action: 'totp-disable', code })), 400, 'still on');
+    // The second step's page says the code is wrong, as for any wrong code, not the generic error page.
+    const secondStep = new Browser(t);
+    let refused: Response | undefined;
+    assert.equal(await read(async () => (refused = await signInWithCode(secondStep, user.username, code))), 401, 'not signed in');
+    assert.match(await refused!.text(), /<p class="alert" role="alert" id="form-error">That code is not right/);
     assert.equal(await read(() => browser.postForm('/settings/account/delete', { _csrf: csrf(browser), confirm: 'yes', code })), 400, 'not deleted');
     assert.equal(await isSignedIn(browser), true);
   });

@@ -19,10 +19,10 @@ import { looksLikeTotpCode, matchingStep, newTotpSecret, totpUri } from './totp.
 /** How long a sign-in waits for its second step after the password. */
 export const PENDING_SIGN_IN_MS = 5 * 60_000;
 /**
- * The longest code read as typed, the second-step form's own cap: a code is six digits or 19
- * characters (`abcd-efgh-ijkl-mnop`), spaces aside. Longer is a wrong code before NFKC reads it,
- * which for a long run of combining marks costs time growing with its square
- * (`unitsBeforeNormalizing`): the security page's field holds 20,000 characters, account deletion's 64 KB.
+ * The longest code read as typed: a code is six digits or 19 characters (`abcd-efgh-ijkl-mnop`),
+ * spaces aside. Longer is a wrong code before NFKC reads it, which for a long run of combining
+ * marks costs time growing with its square (`unitsBeforeNormalizing`): the security page's field
+ * holds 20,000 characters, the second step's and account deletion's 64 KB (the body limit).
  */
 export const CODE_MAX_LENGTH = 100;
 

@@ -9,7 +9,7 @@ import { TYPED_USERNAME_MAX_LENGTH } from '../../core/accounts/accounts.js';
 import { authenticateWithPasskey, authenticationOptions, passkeyAmr, passkeyRef } from '../../core/accounts/passkeys.js';
 import type { SecurityEventKind } from '../../core/accounts/security-log.js';
 import {
-  CODE_MAX_LENGTH, PENDING_SIGN_IN_MS, amrAfterCode, findPendingSignIn, finishPendingSignIn, finishSignInWithCode, requiresSecondStep, secondFactorsOf,
+  PENDING_SIGN_IN_MS, amrAfterCode, findPendingSignIn, finishPendingSignIn, finishSignInWithCode, requiresSecondStep, secondFactorsOf,
   startPendingSignIn,
 } from '../../core/accounts/two-step.js';
 import { MAX_RETURN_TO_LENGTH, applicationReturnedTo } from '../../core/oauth/authorize/flow.js';
@@ -273,7 +273,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, secondStepPage(await secondStepContext(request, reply, found.pending), { factors }));
   });
 
-  app.post('/login/second-step', { ...page, schema: { body: { type: 'object', properties: { code: { type: 'string', maxLength: CODE_MAX_LENGTH }, _csrf: { type: 'string', maxLength: 200 } } } } },
+  app.post('/login/second-step', { ...page, schema: { body: { type: 'object', properties: { code: typed, _csrf: { type: 'string', maxLength: 200 } } } } },
     async (request: FastifyRequest<{ Body: { code?: string } }>, reply) => {
       verifyCsrf(request);
       const { deps } = app;
