@@ -625,12 +625,13 @@ forEachDatabase('e-mail and the way back in', (database) => {
     await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
   });
 
-  test('a login too long to be any account\'s is sent back on the forgotten-password form with the field named, in the reader\'s language', async () => {
+  test('a login too long to be any account\'s is sent back on the forgotten-password form as typed, with the field named, in the reader\'s language', async () => {
     const visitor = new AddressedVisitor(t.baseUrl);
     const english = await visitor.post('/password/forgot', { login: 'a'.repeat(1001) });
     assert.equal(english.status, 400);
     assert.match(english.text, /<form method="post" action="\/password\/forgot">/);
     assert.match(english.text, /<input [^>]*id="login"[^>]*aria-invalid="true"/);
+    assert.match(english.text, new RegExp(`<input [^>]*id="login" [^>]*value="${'a'.repeat(1001)}"`), 'what was typed, to be mended');
     assert.match(english.text, /<p class="field-error" id="login-error">No username or e-mail address is that long: at most 1,?000 characters\.<\/p>/);
     const chinese = await visitor.request('/password/forgot', {
       method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'accept-language': 'zh-CN' },

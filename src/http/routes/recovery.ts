@@ -131,12 +131,13 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     const context = await pageContext(request, reply);
     if (!deps.mailer.enabled) return sendPage(reply, forgotPasswordPage(context, forgotState()));
     const login = request.body.login ?? '';
-    if (login.length > LOGIN_MAX_LENGTH) return sendPage(reply, forgotPasswordPage(context, { ...forgotState(), errors: [loginTooLong('login', LOGIN_MAX_LENGTH)] }), 400);
+    // Sent back as typed, to be mended: the field's maxlength does not cut a value the page fills in.
+    if (login.length > LOGIN_MAX_LENGTH) return sendPage(reply, forgotPasswordPage(context, { ...forgotState(), login, errors: [loginTooLong('login', LOGIN_MAX_LENGTH)] }), 400);
     // The same page, status and words whatever `login` names (no account enumeration).
     const outcome = await requestPasswordReset(deps, login, attemptOrigin(request), context.t.locale);
     if (!outcome.ok) {
       reply.headers(throttledHeaders('password-reset', outcome.retryAfterSeconds));
-      return sendPage(reply, forgotPasswordPage(context, { ...forgotState(), errors: tryAgain('login', 'recovery.throttled', outcome.retryAfterSeconds) }), 429);
+      return sendPage(reply, forgotPasswordPage(context, { ...forgotState(), login, errors: tryAgain('login', 'recovery.throttled', outcome.retryAfterSeconds) }), 429);
     }
     // Who `login` names is looked up and mailed after the answer has gone, so its timing is the
     // same whether or not an account exists (INTERFACE section 12).

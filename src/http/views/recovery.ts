@@ -103,6 +103,8 @@ export interface ForgotPageState {
   /** The request was taken: the same words whatever it named. */
   sent?: boolean;
   errors?: FormErrors;
+  /** What was typed, on a form sent back with a problem, so it can be mended rather than typed again. */
+  login?: string;
 }
 
 export function forgotPasswordPage(context: PageContext, state: ForgotPageState): Html {
@@ -115,7 +117,7 @@ ${errorSummary(state.errors, { t })}
 <form method="post" action="/password/forgot">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <label for="login">${t.text('recovery.loginLabel')}</label>
-  <input type="text" id="login" name="login" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="254" autofocus ${control(state.errors, 'login')}>
+  <input type="text" id="login" name="login" value="${state.login ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="254" autofocus ${control(state.errors, 'login')}>
   ${fieldMessage(state.errors, 'login', { words: { t } })}
   <div class="actions"><button type="submit">${t.text('recovery.sendLink')}</button></div>
 </form>`;
