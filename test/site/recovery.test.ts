@@ -274,7 +274,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
   test('an address change racing the member\'s own deletion leaves no address: the address, its link and its mails are written only for an active account, which the deletion waits for or sees', async () => {
     const { user, visitor } = await verifiedMember();
     // The limits would let 5 changes through; the race needs many, from pages read before the deletion.
-    const deps = { ...t.deps, limiter: { ...t.deps.limiter, hit: async () => ({ allowed: true, limit: 1000, remaining: 1000, resetAt: 0 }) } };
+    const deps = { ...t.deps, limiter: { ...t.deps.limiter, hit: async () => ({ allowed: true, limit: 1000, remaining: 1000, resetAt: 0 }), refund: async () => {} } };
     const changes: Array<Promise<unknown>> = [];
     let deleted = false;
     const deletion = visitor.post('/settings/account/delete', { confirm: 'yes', password: PASSWORD }).finally(() => { deleted = true; });

@@ -12,7 +12,7 @@ import { AccountUnusableError, InputError } from '../errors.js';
 import { DEFAULT_LOCALE, type Locale } from '../locales.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { Stores } from '../stores.js';
-import type { RateLimiter } from '../rate-limiter.js';
+import type { RateLimitDecision, RateLimiter } from '../rate-limiter.js';
 import { formatSiteTime, readerTimeZone } from '../site-time.js';
 import type { SharedKeys } from '../credentials/shared-keys.js';
 import type { Clock, Instant } from '../time.js';
@@ -188,9 +188,17 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
   if (!(pass !== undefined && await holdsMailboxPass(deps, pass, mailboxKey(address), now))) {
     limits.push([`verify-mail:address:${hashSecret(mailboxKey(address))}`, VERIFY_MAILS_PER_ADDRESS, 86_400, true]);
   }
+  // A save refused, or one that mails nothing, takes back what it counted (`RateLimiter.refund`):
+  // a save the address's limit refuses must not use up one of the account's mails an hour too.
+  const counted: Array<{ key: string; seconds: number; decision: RateLimitDecision }> = [];
+  const refund = () => Promise.all(counted.map((c) => deps.limiter.refund(c.key, c.seconds, now, c.decision)));
   for (const [key, limit, seconds, byAddress] of limits) {
     const hit = await deps.limiter.hit(key, limit, seconds, now);
-    if (!hit.allowed) return { ...throttled(hit, now), byAddress };
+    if (!hit.allowed) {
+      await refund();
+      return { ...throttled(hit, now), byAddress };
+    }
+    counted.push({ key, seconds, decision: hit });
   }
   const { asked, cancelled } = await deps.stores.transaction(async (tx) => {
     // The address, its link and its mails are written only for an active account, which the
@@ -211,6 +219,10 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
     const dropped = row.verifiedAt !== null && row.pending === null && emailKey(row.address) === emailKey(address) ? current?.pending ?? null : null;
     // The security log's `email.changed` is a change asked: a new pending address, or a new address not verified.
     return { asked: changeStarted || (row.verifiedAt === null && (current === undefined || emailKey(current.address) !== emailKey(address))), cancelled: dropped };
+  }).catch(async (error: unknown) => {
+    // Rolled back (an account no longer active, the database away): no mail was queued.
+    await refund();
+    throw error;
   });
   if (asked) await deps.securityLog.record({ userId: user.id, kind: 'email.changed', origin });
   return { ok: true, changed: true, cancelled };

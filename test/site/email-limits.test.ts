@@ -1,0 +1,54 @@
+/**
+ * The limits of verification mails as a member meets them on `/settings/email` (INTERFACE section
+ * 12; docs/site.md, "Verification mails: limits, and 'Not you?'"): a save one limit refuses mails
+ * nothing and uses up no other limit.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { createAccount } from '../../src/core/accounts/accounts.js';
+import type { User } from '../../src/core/accounts/ports.js';
+import { VERIFY_MAILS_PER_ACCOUNT, VERIFY_MAILS_PER_ADDRESS } from '../../src/core/accounts/email.js';
+import { type TestAppWithSmtp, startAppWithSmtp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { deliverMail } from '../support/member-mail.js';
+import { AddressedVisitor } from './visitor.js';
+
+const PASSWORD = 'correct horse battery';
+const HOUR_MS = 3_600_000;
+
+forEachDatabase('the limits of verification mails', (database) => {
+  let t: TestAppWithSmtp;
+  before(async () => { t = await startAppWithSmtp(database, { env: { TRUST_PROXY: '1' } }); });
+  after(() => t.close());
+
+  const address = () => `m${randomBytes(5).toString('hex')}@example.test`;
+
+  async function member(): Promise<{ user: User; visitor: AddressedVisitor }> {
+    const user = await createAccount(t.deps.stores, t.clock, { username: `u${randomBytes(5).toString('hex')}`, password: PASSWORD });
+    const visitor = new AddressedVisitor(t.baseUrl);
+    await visitor.signIn(user.username, PASSWORD);
+    return { user, visitor };
+  }
+
+  /** Moves the clock to the start of the next hour, so an hourly window holds the whole test. */
+  const startOfAnHour = () => t.clock.advance(HOUR_MS - (t.clock.now() % HOUR_MS));
+
+  test('a save the address\'s daily limit refuses is not counted against the account\'s hourly limit: the member can still save another address', async () => {
+    startOfAnHour();
+    const { visitor } = await member();
+    const email = address();
+    for (let i = 0; i < VERIFY_MAILS_PER_ADDRESS; i += 1) assert.equal((await visitor.post('/settings/email', { email })).status, 200, `save ${i + 1}`);
+    // Saved again, as the page offers, until the account's own limit would be reached if these counted.
+    for (let i = VERIFY_MAILS_PER_ADDRESS; i < VERIFY_MAILS_PER_ACCOUNT; i += 1) assert.equal((await visitor.post('/settings/email', { email })).status, 429, `save ${i + 1}`);
+    const other = address();
+    const saved = await visitor.post('/settings/email', { email: other });
+    assert.equal(saved.status, 200, 'the refused saves mailed nothing and used up none of the account\'s mails');
+    await deliverMail(t);
+    assert.equal(t.smtp.to(email).length, VERIFY_MAILS_PER_ADDRESS);
+    assert.equal(t.smtp.to(other).length, 1);
+    // The account's limit itself still holds: its mails are the ones sent.
+    for (let i = VERIFY_MAILS_PER_ADDRESS + 1; i < VERIFY_MAILS_PER_ACCOUNT; i += 1) assert.equal((await visitor.post('/settings/email', { email: address() })).status, 200);
+    assert.equal((await visitor.post('/settings/email', { email: address() })).status, 429, 'the sixth mail of the hour');
+  });
+});
