@@ -82,14 +82,21 @@ export function unreadableTotp(request: FastifyRequest, userId: number, unreadab
 export const UNREADABLE_STATUS = 503;
 
 /**
- * "Try again in 12 minutes" after `what` (already in the reader's language): what a throttled
+ * "Try again in 12 minutes" (or "in 10 hours") after `what` (already in the reader's language): what a throttled
  * person needs to know (INTERFACE section 4), in `t`'s language; English by default.
  */
 export function retryMessage(what: string, retryAfterSeconds: number, t: Translator = translator(DEFAULT_LOCALE)): string {
   return t.text('errors.retry', { what, ...retryWait(retryAfterSeconds) });
 }
 
-/** How long to wait, as the catalogs' "try again" messages take it: seconds under a minute, else whole minutes. */
-export function retryWait(retryAfterSeconds: number): { unit: 'seconds' | 'minutes'; wait: number } {
-  return retryAfterSeconds < 60 ? { unit: 'seconds', wait: retryAfterSeconds } : { unit: 'minutes', wait: Math.ceil(retryAfterSeconds / 60) };
+/**
+ * How long to wait, as the catalogs' "try again" messages take it (`unit`, `wait`, `minutes`):
+ * seconds under a minute; whole minutes, rounded up, under an hour; past that hours (`wait`) and
+ * the minutes left over (`minutes`, 0 for none), so a day's limit reads "10 hours and 1 minute",
+ * not "601 minutes". Rounded up: the wait said is never shorter than `Retry-After`.
+ */
+export function retryWait(retryAfterSeconds: number): { unit: 'seconds' | 'minutes' | 'hours'; wait: number; minutes: number } {
+  if (retryAfterSeconds < 60) return { unit: 'seconds', wait: retryAfterSeconds, minutes: 0 };
+  const minutes = Math.ceil(retryAfterSeconds / 60);
+  return minutes < 60 ? { unit: 'minutes', wait: minutes, minutes: 0 } : { unit: 'hours', wait: Math.floor(minutes / 60), minutes: minutes % 60 };
 }

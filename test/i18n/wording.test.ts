@@ -1,7 +1,7 @@
 /**
  * Words a reader of each language sees as its sites write them (issue 32): "just now" in
- * Chinese, one password rule worded once wherever a password is chosen, and a signed-out page
- * that says so once.
+ * Chinese, a long wait in hours, one password rule worded once wherever a password is chosen, and
+ * a signed-out page that says so once.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -10,6 +10,9 @@ import { createAccount } from '../../src/core/accounts/accounts.js';
 import { generateOpaqueId, hashSecret } from '../../src/core/credentials/formats.js';
 import { LOCALES } from '../../src/core/locales.js';
 import { relativeTime } from '../../src/core/site-time.js';
+import { retryMessage, retryWait } from '../../src/http/pages.js';
+import type { Throttled } from '../../src/http/routes/settings-problems.js';
+import { translator } from '../../src/i18n/catalogs.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { Visitor } from '../site/visitor.js';
@@ -34,6 +37,31 @@ test('a recent time\'s words never contradict the full time beside them: a day a
   const newYearsEve = Date.UTC(2026, 11, 31, 1);
   assert.equal(relativeTime(newYearsEve - 30 * 86_400_000, newYearsEve, 'zh-CN'), '1个月前');
   assert.equal(relativeTime(newYearsEve - 30 * 86_400_000, newYearsEve, 'en'), '1 month ago');
+});
+
+test('a wait to try again reads in seconds under a minute, minutes under an hour, and hours and minutes past it, never rounded down, in every language', () => {
+  const waits: Array<[number, Record<string, string>]> = [
+    [30, { en: 'in 30 seconds', 'zh-CN': '请在 30 秒后', 'zh-TW': '請在 30 秒後' }],
+    [61, { en: 'in 2 minutes', 'zh-CN': '请在 2 分钟后', 'zh-TW': '請在 2 分鐘後' }],
+    [3599, { en: 'in 1 hour.', 'zh-CN': '请在 1 小时后', 'zh-TW': '請在 1 小時後' }],
+    [36_000, { en: 'in 10 hours.', 'zh-CN': '请在 10 小时后', 'zh-TW': '請在 10 小時後' }],
+    // 601 minutes: what the address's daily limit said before (a tester's "请在 601 分钟后重试").
+    [36_060, { en: 'in 10 hours and 1 minute.', 'zh-CN': '请在 10 小时 1 分钟后', 'zh-TW': '請在 10 小時 1 分鐘後' }],
+    [86_399, { en: 'in 24 hours.', 'zh-CN': '请在 24 小时后', 'zh-TW': '請在 24 小時後' }],
+    [7_260, { en: 'in 2 hours and 1 minute.', 'zh-CN': '请在 2 小时 1 分钟后', 'zh-TW': '請在 2 小時 1 分鐘後' }],
+    [7_320, { en: 'in 2 hours and 2 minutes.', 'zh-CN': '请在 2 小时 2 分钟后', 'zh-TW': '請在 2 小時 2 分鐘後' }],
+  ];
+  const throttled: Throttled[] = ['settings.tooManyPasswords', 'settings.tooManyAttempts', 'settings.tooManyAvatars', 'security.tooManyCodes', 'recovery.throttled'];
+  for (const locale of LOCALES) {
+    const t = translator(locale);
+    for (const [seconds, expected] of waits) {
+      const said = [...throttled.map((key) => t.text(key, retryWait(seconds))), retryMessage(t.text('sign-in.tooManySignIns'), seconds, t)];
+      for (const message of said) {
+        assert.ok(message.includes(expected[locale]!), `${locale}, ${seconds} s: "${message}" says ${expected[locale]}`);
+        assert.doesNotMatch(message, /\d{3,} (minutes|分钟|分鐘)/, `${locale}: ${message}`);
+      }
+    }
+  }
 });
 
 forEachDatabase('the words of the pages', (database) => {

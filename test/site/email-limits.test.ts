@@ -16,6 +16,7 @@ import { AddressedVisitor } from './visitor.js';
 
 const PASSWORD = 'correct horse battery';
 const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 
 forEachDatabase('the limits of verification mails', (database) => {
   let t: TestAppWithSmtp;
@@ -30,6 +31,9 @@ forEachDatabase('the limits of verification mails', (database) => {
     await visitor.signIn(user.username, PASSWORD);
     return { user, visitor };
   }
+
+  /** Moves the clock to `msBeforeEnd` before the end of a day's window (they start at UTC midnights). */
+  const beforeEndOfDay = (msBeforeEnd: number) => t.clock.advance(2 * DAY_MS - (t.clock.now() % DAY_MS) - msBeforeEnd);
 
   /** Moves the clock to the start of the next hour, so an hourly window holds the whole test. */
   const startOfAnHour = () => t.clock.advance(HOUR_MS - (t.clock.now() % HOUR_MS));
@@ -50,5 +54,20 @@ forEachDatabase('the limits of verification mails', (database) => {
     // The account's limit itself still holds: its mails are the ones sent.
     for (let i = VERIFY_MAILS_PER_ADDRESS + 1; i < VERIFY_MAILS_PER_ACCOUNT; i += 1) assert.equal((await visitor.post('/settings/email', { email: address() })).status, 200);
     assert.equal((await visitor.post('/settings/email', { email: address() })).status, 429, 'the sixth mail of the hour');
+  });
+
+  test('a save the address\'s daily limit refuses says the wait in hours and minutes, in the page\'s language, not "601 minutes"', async () => {
+    beforeEndOfDay(36_060_000);
+    const { visitor } = await member();
+    visitor.cookies.set('lang', 'zh-CN');
+    const email = address();
+    for (let i = 0; i < VERIFY_MAILS_PER_ADDRESS; i += 1) assert.equal((await visitor.post('/settings/email', { email })).status, 200);
+    const refused = await visitor.post('/settings/email', { email });
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get('retry-after'), '36060');
+    assert.match(refused.text, /请求过于频繁。请在 10 小时 1 分钟后重试。/);
+    assert.doesNotMatch(refused.text, /601 分钟/);
+    visitor.cookies.set('lang', 'en');
+    assert.match((await visitor.post('/settings/email', { email })).text, /Too many requests\. Try again in 10 hours and 1 minute\./);
   });
 });
