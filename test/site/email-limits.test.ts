@@ -9,10 +9,12 @@ import { after, before, test } from 'node:test';
 import { createAccount } from '../../src/core/accounts/accounts.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import { VERIFY_MAILS_PER_ACCOUNT, VERIFY_MAILS_PER_ADDRESS } from '../../src/core/accounts/email.js';
+import { hashSecret } from '../../src/core/credentials/formats.js';
+import { formatSiteTime, machineTime } from '../../src/core/site-time.js';
 import { type TestAppWithSmtp, startAppWithSmtp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { deliverMail } from '../support/member-mail.js';
-import { AddressedVisitor } from './visitor.js';
+import { AddressedVisitor, Visitor } from './visitor.js';
 
 const PASSWORD = 'correct horse battery';
 const HOUR_MS = 3_600_000;
@@ -69,5 +71,29 @@ forEachDatabase('the limits of verification mails', (database) => {
     assert.doesNotMatch(refused.text, /601 分钟/);
     visitor.cookies.set('lang', 'en');
     assert.match((await visitor.post('/settings/email', { email })).text, /Too many requests\. Try again in 10 hours and 1 minute\./);
+  });
+
+  test('a member whose own saves used up the address\'s mails is told the last link mailed still works and until when, not sent to "Not you?", which would take the address off their account', async () => {
+    const { user, visitor } = await member();
+    const email = address();
+    for (let i = 0; i < VERIFY_MAILS_PER_ADDRESS; i += 1) assert.equal((await visitor.post('/settings/email', { email })).status, 200);
+    const refused = await visitor.post('/settings/email', { email });
+    assert.equal(refused.status, 429);
+    const link = await t.deps.database.db.selectFrom('email_links').select(['expires_at', 'token_hash']).where('user_id', '=', user.id).where('used_at', 'is', null).executeTakeFirstOrThrow();
+    const ends = Number(link.expires_at);
+    const notice = /<p class="notice" id="live-link">([^]*?)<\/p>/.exec(refused.text)?.[1]?.replace(/<[^>]*>/g, '');
+    assert.equal(notice, `The last link we mailed to ${email} still works, until ${formatSiteTime(ends, 'Asia/Shanghai')}: open that mail and follow its link to verify the address; you need no new one. Its “Not you?” link is for someone who did not ask, and would take the address off your account.`);
+    assert.ok(refused.text.includes(`<time datetime="${machineTime(ends)}">`), 'the end as a time, with its instant');
+    assert.doesNotMatch(refused.text, /follow its (&quot;|")Not you\?(&quot;|") link: then this address can be saved again/, 'no way out that takes the address off the account');
+    visitor.cookies.set('lang', 'zh-CN');
+    assert.match((await visitor.post('/settings/email', { email })).text, /我们最近发送到 \S+ 的验证链接仍然有效，有效期至 <time/);
+    // What the page says is so: the link of the last mail (the three may arrive in any order) verifies the address.
+    await deliverMail(t);
+    const tokens = t.smtp.to(email).map((mail) => /\/email\/verify\?token=([A-Za-z0-9_-]+)/.exec(mail.text)?.[1] ?? '');
+    assert.equal(tokens.length, VERIFY_MAILS_PER_ADDRESS);
+    const last = tokens.find((token) => hashSecret(token) === link.token_hash);
+    assert.ok(last, 'the link that still works was mailed');
+    assert.equal((await new Visitor(t.baseUrl).get(`/email/verify?token=${last}`)).status, 200);
+    assert.ok((await t.deps.stores.memberEmails.find(user.id))?.verifiedAt, 'verified by the link the page said still works');
   });
 });

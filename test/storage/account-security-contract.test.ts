@@ -116,6 +116,23 @@ forEachDatabase('account security storage contract', (database) => {
     assert.deepEqual([kept?.address, kept?.pending], ['first@example.test', null]);
   });
 
+  test('an account\'s live link of a purpose is found while it is not used, ended or expired, and only that account\'s', async () => {
+    const user = await newUser();
+    const other = await newUser();
+    const link = (tokenHash: string, userId: number, addressKey: string | null, purpose: 'verify_email' | 'reset_password' = 'verify_email') =>
+      stores.memberEmails.createLink({ tokenHash, userId, purpose, addressKey, expiresAt: T0 + 5 * MINUTE }, T0);
+    assert.equal(await stores.memberEmails.findAccountLiveLink(user.id, 'verify_email', T0), undefined, 'none mailed');
+    await link(unique('r'), user.id, null, 'reset_password');
+    await link(unique('o'), other.id, 'theirs@example.test');
+    assert.equal(await stores.memberEmails.findAccountLiveLink(user.id, 'verify_email', T0), undefined, 'another purpose\'s, another account\'s');
+    const mine = unique('m');
+    await link(mine, user.id, 'mine@example.test');
+    assert.deepEqual(await stores.memberEmails.findAccountLiveLink(user.id, 'verify_email', T0 + 1), { tokenHash: mine, userId: user.id, purpose: 'verify_email', addressKey: 'mine@example.test', expiresAt: T0 + 5 * MINUTE, refusedAt: null });
+    assert.equal(await stores.memberEmails.findAccountLiveLink(user.id, 'verify_email', T0 + 5 * MINUTE), undefined, 'expired');
+    await stores.memberEmails.endLinks(user.id, 'verify_email', T0 + 2);
+    assert.equal(await stores.memberEmails.findAccountLiveLink(user.id, 'verify_email', T0 + 3), undefined, 'ended');
+  });
+
   test('a verification link is refused once, used or ended too, and not after it expires; refusing uses it', async () => {
     const user = await newUser();
     const live = unique('l');

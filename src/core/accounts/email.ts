@@ -159,8 +159,18 @@ export type EmailChange =
   /** The verified address again: nothing to mail; `cancelled` is the pending change it dropped, if one was waiting. */
   | { ok: true; changed: false; cancelled: string | null }
   | { ok: false; reason: 'no_mail' }
-  /** `byAddress`: the address's own limit, which a browser that answered one of its mails passes (`refuseEmailLink`). */
-  | (Throttled & { byAddress: boolean });
+  /**
+   * `byAddress`: the address's own limit, which a browser that answered one of its mails passes
+   * (`refuseEmailLink`). `liveLink`: the link last mailed to this account for that mailbox, while
+   * it still works: a member waiting for their own link needs no new one.
+   */
+  | (Throttled & { byAddress: boolean; liveLink: LiveLink | null });
+
+/** A verification link that still works: the address it verifies (lower-cased) and when it ends. */
+export interface LiveLink {
+  address: string;
+  expiresAt: Instant;
+}
 
 /**
  * Gives the account an address and mails it a link; the same address again, not yet verified,
@@ -196,7 +206,10 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
     const hit = await deps.limiter.hit(key, limit, seconds, now);
     if (!hit.allowed) {
       await refund();
-      return { ...throttled(hit, now), byAddress };
+      // A refused save mails nothing, so the link mailed before it is still the one that works.
+      const link = await deps.stores.memberEmails.findAccountLiveLink(user.id, 'verify_email', now);
+      const liveLink = link !== undefined && link.addressKey !== null && mailboxKey(link.addressKey) === mailboxKey(address) ? { address: link.addressKey, expiresAt: link.expiresAt } : null;
+      return { ...throttled(hit, now), byAddress, liveLink };
     }
     counted.push({ key, seconds, decision: hit });
   }

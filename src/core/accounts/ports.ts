@@ -351,6 +351,8 @@ export interface MemberEmailStore {
   createLink(link: EmailLink, now: Instant): Promise<void>;
   /** A link of `purpose` not used and not expired. */
   findLiveLink(tokenHash: string, purpose: EmailLinkPurpose, now: Instant): Promise<EmailLink | undefined>;
+  /** The account's newest link of `purpose` not used and not expired (a new one ends the others: at most one). */
+  findAccountLiveLink(userId: number, purpose: EmailLinkPurpose, now: Instant): Promise<EmailLink | undefined>;
   /** A link of `purpose`, used, ended, expired or not, while the janitor keeps it. */
   findLink(tokenHash: string, purpose: EmailLinkPurpose): Promise<StoredEmailLink | undefined>;
   /** Uses a live link in one conditional write; the link, only to the one call that used it. */

@@ -1,12 +1,13 @@
 /** The way back into an account (INTERFACE section 12): the e-mail settings, verification, forgotten and new passwords. */
 import { EMAIL_CANCEL_PATH, EMAIL_REFUSE_PATH, EMAIL_SETTINGS_PATH } from '../../core/urls.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/accounts/passwords.js';
-import type { EmailVerification, UndeliveredAddress } from '../../core/accounts/email.js';
+import type { EmailVerification, LiveLink, UndeliveredAddress } from '../../core/accounts/email.js';
 import type { MemberEmail } from '../../core/accounts/ports.js';
 import { type FormErrors, control, errorSummary, fieldMessage, showPasswordSwitch } from './forms.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 import { settingsLayout } from './settings.js';
+import { rich, timeOf } from './words.js';
 
 export interface EmailPageState {
   email: MemberEmail | undefined;
@@ -16,6 +17,8 @@ export interface EmailPageState {
   value?: string;
   errors?: FormErrors;
   notice?: string | undefined;
+  /** A refused save's link that still works (`changeEmail`): no new one is needed. */
+  liveLink?: LiveLink | undefined;
 }
 
 export function emailSettingsPage(context: PageContext, state: EmailPageState): Html {
@@ -44,6 +47,7 @@ export function emailSettingsPage(context: PageContext, state: EmailPageState): 
 <h1>${t.text('recovery.emailTitle')}</h1>
 ${state.notice ? html`<p class="notice" role="status">${state.notice}</p>` : ''}
 ${errorSummary(state.errors, { t })}
+${state.liveLink ? html`<p class="notice" id="live-link">${rich(t, 'recovery.throttledLinkStillWorks', { address: state.liveLink.address, time: timeOf(context, state.liveLink.expiresAt) })}</p>` : ''}
 <p class="hint">${t.text('recovery.emailIntro')}</p>
 ${status}
 ${pending}

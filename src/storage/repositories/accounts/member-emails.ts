@@ -144,6 +144,13 @@ export class KyselyMemberEmailStore implements MemberEmailStore, MailRecipientSt
     return row && toLink(row);
   }
 
+  async findAccountLiveLink(userId: number, purpose: EmailLinkPurpose, now: Instant): Promise<EmailLink | undefined> {
+    const row = await this.db.selectFrom('email_links').selectAll()
+      .where('user_id', '=', userId).where('purpose', '=', purpose).where('used_at', 'is', null).where('expires_at', '>', now)
+      .orderBy('expires_at', 'desc').limit(1).executeTakeFirst();
+    return row && toLink(row);
+  }
+
   async findLink(tokenHash: string, purpose: EmailLinkPurpose): Promise<StoredEmailLink | undefined> {
     const row = await this.db.selectFrom('email_links').selectAll().where('token_hash', '=', tokenHash).where('purpose', '=', purpose).executeTakeFirst();
     return row && toLink(row);
