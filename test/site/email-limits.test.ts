@@ -40,6 +40,13 @@ forEachDatabase('the limits of verification mails', (database) => {
   /** Moves the clock to the start of the next hour, so an hourly window holds the whole test. */
   const startOfAnHour = () => t.clock.advance(HOUR_MS - (t.clock.now() % HOUR_MS));
 
+  test('an address not yet verified is offered a new link by saving it again, with the number one address may be mailed a day', async () => {
+    const { visitor } = await member();
+    const email = address();
+    const saved = await visitor.post('/settings/email', { email });
+    assert.match(saved.text.replace(/\s+/g, ' '), new RegExp(`Save it again to get a new link, at most ${VERIFY_MAILS_PER_ADDRESS} a day to one address\\.`));
+  });
+
   test('a save the address\'s daily limit refuses is not counted against the account\'s hourly limit: the member can still save another address', async () => {
     startOfAnHour();
     const { visitor } = await member();

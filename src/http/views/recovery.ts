@@ -1,7 +1,7 @@
 /** The way back into an account (INTERFACE section 12): the e-mail settings, verification, forgotten and new passwords. */
 import { EMAIL_CANCEL_PATH, EMAIL_REFUSE_PATH, EMAIL_SETTINGS_PATH } from '../../core/urls.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/accounts/passwords.js';
-import type { EmailVerification, LiveLink, UndeliveredAddress } from '../../core/accounts/email.js';
+import { type EmailVerification, type LiveLink, type UndeliveredAddress, VERIFY_MAILS_PER_ADDRESS } from '../../core/accounts/email.js';
 import type { MemberEmail } from '../../core/accounts/ports.js';
 import { type FormErrors, control, errorSummary, fieldMessage, showPasswordSwitch } from './forms.js';
 import { type Html, html } from './html.js';
@@ -26,7 +26,7 @@ export function emailSettingsPage(context: PageContext, state: EmailPageState): 
   const { email } = state;
   const status = email === undefined
     ? html`<p class="muted">${t.text('recovery.emailNone')}</p>`
-    : html`<p>${t.text(email.verifiedAt === null ? 'recovery.emailUnverified' : 'recovery.emailVerified', { address: email.address })}</p>`;
+    : html`<p>${t.text(email.verifiedAt === null ? 'recovery.emailUnverified' : 'recovery.emailVerified', { address: email.address, max: VERIFY_MAILS_PER_ADDRESS })}</p>`;
   const pending = email?.pending
     ? html`<p>${t.text('recovery.emailPending', { pending: email.pending, address: email.address })}</p>
 <form method="post" action="${EMAIL_CANCEL_PATH}">
