@@ -65,6 +65,30 @@ forEachDatabase('the limits of verification mails', (database) => {
     assert.equal((await visitor.post('/settings/email', { email: address() })).status, 429, 'the sixth mail of the hour');
   });
 
+  test('a save the account\'s hourly limit refuses is not counted either: the limit counts the mails sent, so racing saves cannot leave it full with mails to spare', async () => {
+    startOfAnHour();
+    const { user, visitor } = await member();
+    for (let i = 0; i < VERIFY_MAILS_PER_ACCOUNT; i += 1) assert.equal((await visitor.post('/settings/email', { email: address() })).status, 200);
+    assert.equal((await visitor.post('/settings/email', { email: address() })).status, 429, 'the sixth mail of the hour');
+    const counter = await t.deps.limiter.peek(`verify-mail:account:${user.id}`, VERIFY_MAILS_PER_ACCOUNT, 3600, t.clock.now());
+    assert.equal(counter.remaining, 0);
+    assert.ok(counter.allowed, 'counted five, the mails sent: the refused sixth was taken back');
+  });
+
+  test('a save the address\'s daily limit refuses does not send the member to a link whose mail the address\'s server refused', async () => {
+    const { visitor } = await member();
+    const email = address();
+    t.smtp.refuse(email, 550, '5.1.1 no such user');
+    for (let i = 0; i < VERIFY_MAILS_PER_ADDRESS; i += 1) {
+      assert.equal((await visitor.post('/settings/email', { email })).status, 200);
+      await deliverMail(t);
+    }
+    const refused = await visitor.post('/settings/email', { email });
+    assert.equal(refused.status, 429);
+    assert.match(refused.text, /could not be delivered/, 'the page says the mail did not arrive');
+    assert.doesNotMatch(refused.text, /id="live-link"/, 'and does not say to open it');
+  });
+
   test('a save the address\'s daily limit refuses says the wait in hours and minutes, in the page\'s language, not "601 minutes"', async () => {
     beforeEndOfDay(36_060_000);
     const { visitor } = await member();

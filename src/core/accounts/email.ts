@@ -173,6 +173,20 @@ export interface LiveLink {
 }
 
 /**
+ * The link last mailed to the account for `address`'s mailbox, while it works: a refused save mails
+ * nothing, so that link is still the one to open. None when the mailbox's server refused its mail
+ * (`refusalCode`), which then never arrived (attack236).
+ */
+async function liveLinkTo(deps: EmailDeps, userId: number, current: MemberEmail | undefined, address: string, now: Instant): Promise<LiveLink | null> {
+  const link = await deps.stores.memberEmails.findAccountLiveLink(userId, 'verify_email', now);
+  if (link === undefined || link.addressKey === null || mailboxKey(link.addressKey) !== mailboxKey(address)) return null;
+  const refused = current !== undefined && (
+    (mailboxKey(current.address) === mailboxKey(address) && current.refusalCode !== null)
+    || (current.pending !== null && mailboxKey(current.pending) === mailboxKey(address) && current.pendingRefusalCode !== null));
+  return refused ? null : { address: link.addressKey, expiresAt: link.expiresAt };
+}
+
+/**
  * Gives the account an address and mails it a link; the same address again, not yet verified,
  * mails a new link. A verified address stays the account's until the new one is verified (GitHub
  * and Google keep it too): a typo or a borrowed session never takes the way back in away. The
@@ -198,20 +212,18 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
   if (!(pass !== undefined && await holdsMailboxPass(deps, pass, mailboxKey(address), now))) {
     limits.push([`verify-mail:address:${hashSecret(mailboxKey(address))}`, VERIFY_MAILS_PER_ADDRESS, 86_400, true]);
   }
-  // A save refused, or one that mails nothing, takes back what it counted (`RateLimiter.refund`):
-  // a save the address's limit refuses must not use up one of the account's mails an hour too.
+  // A save refused, or one that mails nothing, takes back every hit it counted (`RateLimiter.refund`),
+  // the refusing one too: the limits count mails, so a save the address's limit refuses uses up
+  // none of the account's mails an hour, whatever order racing saves were counted in (attack236).
   const counted: Array<{ key: string; seconds: number; decision: RateLimitDecision }> = [];
   const refund = () => Promise.all(counted.map((c) => deps.limiter.refund(c.key, c.seconds, now, c.decision)));
   for (const [key, limit, seconds, byAddress] of limits) {
     const hit = await deps.limiter.hit(key, limit, seconds, now);
+    counted.push({ key, seconds, decision: hit });
     if (!hit.allowed) {
       await refund();
-      // A refused save mails nothing, so the link mailed before it is still the one that works.
-      const link = await deps.stores.memberEmails.findAccountLiveLink(user.id, 'verify_email', now);
-      const liveLink = link !== undefined && link.addressKey !== null && mailboxKey(link.addressKey) === mailboxKey(address) ? { address: link.addressKey, expiresAt: link.expiresAt } : null;
-      return { ...throttled(hit, now), byAddress, liveLink };
+      return { ...throttled(hit, now), byAddress, liveLink: await liveLinkTo(deps, user.id, current, address, now) };
     }
-    counted.push({ key, seconds, decision: hit });
   }
   const { asked, cancelled } = await deps.stores.transaction(async (tx) => {
     // The address, its link and its mails are written only for an active account, which the
