@@ -161,6 +161,18 @@ test('a refused redirect URI is quoted in its refusal in printable ASCII, cut to
   assert.equal(refusalOf(() => checkRedirectUris(['http://app.example/cb'])).values.uri, 'http://app.example/cb');
 });
 
+test('a list of redirect URIs is refused with a problem for each refused address, in the list\'s order, the good ones unnamed', () => {
+  try {
+    checkRedirectUris(['http://app.example/cb', 'https://app.example/ok', 'https://app.example/cb#frag']);
+    assert.fail('it was accepted');
+  } catch (error) {
+    assert.ok(error instanceof InputError);
+    assert.deepEqual(error.problems.map((p) => [p.field, p.words?.values?.uri]), [
+      ['redirect_uris', 'http://app.example/cb'], ['redirect_uris', 'https://app.example/cb#frag'],
+    ]);
+  }
+});
+
 test('a refusal quotes no direction override or control character as written: it would reorder or hide the words around it on the page', () => {
   const overridden = refusalOf(() => checkRedirectUris(['https://app.example/\u202egpj.exe\u0007']));
   assert.equal(overridden.values.uri, 'https://app.example/%E2%80%AEgpj.exe%07');

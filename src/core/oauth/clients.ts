@@ -412,13 +412,13 @@ function checkUriList(uris: string[], field: string, what: string, required: boo
   const unique = [...new Set(uris.map((u) => u.trim()).filter((u) => u !== ''))];
   if (required && unique.length === 0) throw InputError.worded(field, `at least one ${what} is required`, { key: 'apps.urisRequired' });
   if (unique.length > MAX_URIS) throw InputError.worded(field, `at most ${MAX_URIS} ${what}s`, { key: 'apps.urisAtMost', values: { max: MAX_URIS } });
-  for (const uri of unique) {
-    if (stored.includes(uri)) continue;
+  // Every refused address is named, not the first alone: the list is mended in one go.
+  checkAll(...unique.filter((uri) => !stored.includes(uri)).map((uri) => () => {
     const found = redirectProblem(uri, addedNames);
-    if (!found) continue;
+    if (!found) return;
     if (naming === 'quoted') throw uriProblem(field, what, uri, found);
     throw new InputError(field, `${field}[${uris.findIndex((u) => u.trim() === uri)}] ${found.general}`);
-  }
+  }));
   return unique;
 }
 
