@@ -153,6 +153,18 @@ forEachDatabase('Client ID metadata documents', (database) => {
     assert.equal(metadata.client_id_metadata_document_supported, true);
   });
 
+  test('/docs tells an app, an MCP agent among them, how to be named by its own document: the example names its own URL as client_id and is a public client', async () => {
+    const page = await (await fetch(`${t.baseUrl}/docs`)).text();
+    const part = /<p id="client-id-metadata-documents">[^]*?<p>[^]*?<\/p>/.exec(page)?.[0] ?? '';
+    assert.match(part, /clientMetadataUrl/, 'the MCP SDK\'s setting');
+    const example = /<pre><code>(\{[^<]*\})<\/code><\/pre>/.exec(part)?.[1];
+    assert.ok(example, 'an example document');
+    const document = JSON.parse(example.replaceAll('&quot;', '"').replaceAll('&amp;', '&')) as Record<string, unknown>;
+    assert.equal(document.client_id, 'https://agent.example/oauth/client.json');
+    assert.equal(document.token_endpoint_auth_method, 'none');
+    assert.ok(Array.isArray(document.redirect_uris));
+  });
+
   test('a document names a public app: oauth4webapi runs the code flow with PKCE, refreshes and revokes; the member\'s apps page names it by client_name and host', async () => {
     const clientId = documents.document(freshPath('agent'), { client_uri: 'https://agent.example' });
     const issuer = new URL(t.baseUrl);
@@ -926,6 +938,7 @@ describe('Client ID metadata documents under stricter settings', () => {
         assert.equal(documents.count(path), 0);
         const metadata = await (await fetch(`${t.baseUrl}/.well-known/openid-configuration`)).json() as Record<string, unknown>;
         assert.equal('client_id_metadata_document_supported' in metadata, false);
+        assert.doesNotMatch(await (await fetch(`${t.baseUrl}/docs`)).text(), /id="client-id-metadata-documents"/, '/docs does not offer it');
       } finally {
         await t.close();
       }

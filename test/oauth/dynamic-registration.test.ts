@@ -441,6 +441,18 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
     await registered(t, body, address);
   });
 
+  test('a registration refused for its address\'s hour names the way that needs none: a client ID metadata document, with the docs\' address', async () => {
+    const address = newAddress();
+    const body = { redirect_uris: ['https://agent.example/callback'] };
+    for (let i = 0; i < t.deps.settings.registrationsPerHourPerAddress; i += 1) await registered(t, body, address);
+    const refused = await register(t, body, { address });
+    assert.equal(refused.status, 429);
+    const { error_description: description } = (await refused.json()) as { error_description: string };
+    assert.match(description, /client ID metadata document instead, which needs no registration/);
+    assert.ok(description.includes(`${t.baseUrl}/docs#client-id-metadata-documents`), description);
+    assert.match((await (await fetch(`${t.baseUrl}/docs`)).text()), /id="client-id-metadata-documents"/, 'where it points');
+  });
+
   test('registrations that browsers send use up only the browsers\' share of an address: a page that has its visitors\' browsers register cannot refuse the agents and tools behind their address', async () => {
     const limit = t.deps.settings.registrationsPerHourPerAddress;
     const address = newAddress();

@@ -55,8 +55,12 @@ export interface RegistrationDeps {
   clock: Clock;
   limiter: RateLimiter;
   audit: AuditSink;
-  /** REGISTRATIONS_PER_HOUR_PER_ADDRESS: registrations one address may make in `REGISTRATION_WINDOW_SECONDS`. */
-  settings: { registrationsPerHourPerAddress: number };
+  /**
+   * REGISTRATIONS_PER_HOUR_PER_ADDRESS: registrations one address may make in
+   * `REGISTRATION_WINDOW_SECONDS`; whether an app may instead be named by its own metadata
+   * document (CLIENT_ID_METADATA_DOCUMENTS), which the refusal then offers, with the docs' address.
+   */
+  settings: { registrationsPerHourPerAddress: number; baseUrl: string; clientMetadata: { enabled: boolean } };
   /** The site's words, whose name in each language an app's own name may not claim (`unreviewedNameRule`). */
   words: (locale: Locale) => Translator;
 }
@@ -209,7 +213,11 @@ export async function registerSelf(deps: RegistrationDeps, body: unknown, askedB
   const quota = deps.settings.registrationsPerHourPerAddress;
   const decision = await deps.limiter.hit(key, quota, REGISTRATION_WINDOW_SECONDS, now);
   if (!decision.allowed) {
-    throw new OAuthError('rate_limited', `At most ${quota} apps register from one address in an hour; retry after Retry-After seconds.`, {
+    // An agent behind a busy address (a carrier's NAT) has a way that needs no registration.
+    const instead = deps.settings.clientMetadata.enabled
+      ? ` Or name the app by a client ID metadata document instead, which needs no registration: its client_id is the https URL of a JSON document it publishes (${deps.settings.baseUrl}/docs#client-id-metadata-documents).`
+      : '';
+    throw new OAuthError('rate_limited', `At most ${quota} apps register from one address in an hour; retry after Retry-After seconds.${instead}`, {
       headers: {
         ...throttledHeaders('register-address', decision.resetAt - Math.floor(now / 1000)),
         'ratelimit-policy': rateLimitPolicyField({ name: 'register-address', quota, windowSeconds: REGISTRATION_WINDOW_SECONDS }),

@@ -82,6 +82,29 @@ const CONTENTS: ReadonlyArray<{ id: string; key: string }> = [
   { id: 'limits', key: 'docs.limits' },
 ];
 
+/** Apps named by their own metadata document (INTERFACE section 13), as MCP clients are: no registration at all. */
+function clientMetadataDocumentsPart(settings: Settings): Html {
+  const documentUrl = 'https://agent.example/oauth/client.json';
+  const example = {
+    client_id: documentUrl, client_name: 'Example Agent', client_uri: 'https://agent.example',
+    redirect_uris: ['http://127.0.0.1/callback', 'https://agent.example/callback'], token_endpoint_auth_method: 'none',
+  };
+  const hosts = settings.clientMetadata.hosts;
+  return html`<p id="client-id-metadata-documents"><strong>Apps named by their own metadata document</strong> (Client ID
+Metadata Documents, how MCP clients name themselves): an app needs no registration at all when its <code>client_id</code>
+is the https URL, with a path, of a JSON document it publishes. Discovery says <code>client_id_metadata_document_supported</code>.
+For <code>client_id=${documentUrl}</code>, that URL serves:</p>
+${code(JSON.stringify(example, null, 2))}
+<p>The document's <code>client_id</code> must be its own URL, exactly; <code>redirect_uris</code> follow the rules above and
+are matched exactly; <code>client_name</code> follows a self-registered app's rules; <code>token_endpoint_auth_method</code> is
+<code>none</code> or left out: the app is public, and uses PKCE. It is fetched when the app first asks, from a public address,
+following no redirect, within 5 seconds and at most 5 KB, and kept as its <code>Cache-Control</code> says (5 minutes to
+24 hours)${hosts === undefined ? '' : html`, from ${hosts.map((host, i) => html`${i > 0 ? ', ' : ''}<code>${host}</code>`)} only`}.
+A document that cannot be read or breaks a rule gets the error page, never a redirect. The consent page names the
+document's host. With the MCP TypeScript SDK, give the <code>OAuthClientProvider</code> a <code>clientMetadataUrl</code>:
+it is used instead of registering, and no per-address limit of registrations applies.</p>`;
+}
+
 export function docsPage(context: PageContext, settings: Settings): Html {
   const base = settings.baseUrl;
   const api = `${base}${API_BASE_PATH}`;
@@ -186,6 +209,7 @@ the user that it registered itself and that this site has not reviewed it; it is
 ${SELF_REGISTERED_GRACE_MS / 86_400_000} days after it registered, unless the site's staff have verified it. Its <code>client_name</code> may not claim
 this site's trust: no check mark, no word such as Verified or Official (官方, 认证), not the site's own name alone or with words that make it the site's own service. Each address (an IPv6 address by its /48) may register ${settings.registrationsPerHourPerAddress} apps an hour, counted apart for browsers (requests with <code>Origin</code>) and other programs. Errors are 400
 <code>invalid_redirect_uri</code> or <code>invalid_client_metadata</code> with an <code>error_description</code> naming the field.</p>` : ''}
+${settings.clientMetadata.enabled ? clientMetadataDocumentsPart(settings) : ''}
 </section>
 
 <section id="authorize">
