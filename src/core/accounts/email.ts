@@ -180,9 +180,7 @@ export interface LiveLink {
 async function liveLinkTo(deps: EmailDeps, userId: number, current: MemberEmail | undefined, address: string, now: Instant): Promise<LiveLink | null> {
   const link = await deps.stores.memberEmails.findAccountLiveLink(userId, 'verify_email', now);
   if (link === undefined || link.addressKey === null || mailboxKey(link.addressKey) !== mailboxKey(address)) return null;
-  const refused = current !== undefined && (
-    (mailboxKey(current.address) === mailboxKey(address) && current.refusalCode !== null)
-    || (current.pending !== null && mailboxKey(current.pending) === mailboxKey(address) && current.pendingRefusalCode !== null));
+  const refused = undeliveredOf(current).some((undelivered) => mailboxKey(undelivered.address) === mailboxKey(address));
   return refused ? null : { address: link.addressKey, expiresAt: link.expiresAt };
 }
 
@@ -267,9 +265,13 @@ export interface UndeliveredAddress {
  */
 export async function emailSettings(deps: Pick<EmailDeps, 'stores'>, userId: number): Promise<{ email: MemberEmail | undefined; undelivered: UndeliveredAddress[] }> {
   const email = await deps.stores.memberEmails.find(userId);
+  return { email, undelivered: undeliveredOf(email) };
+}
+
+/** The member's addresses (theirs, and the one a change waits for) whose newest mail their server refused. */
+function undeliveredOf(email: MemberEmail | undefined): UndeliveredAddress[] {
   const refusals = email === undefined ? [] : [[email.address, email.refusalCode], [email.pending, email.pendingRefusalCode]] as const;
-  const undelivered = refusals.flatMap(([address, replyCode]) => (address === null || replyCode === null ? [] : [{ address, replyCode }]));
-  return { email, undelivered };
+  return refusals.flatMap(([address, replyCode]) => (address === null || replyCode === null ? [] : [{ address, replyCode }]));
 }
 
 /**
