@@ -41,14 +41,14 @@ import {
 } from '../views/admin.js';
 import { isolated } from '../views/words.js';
 import type { Html } from '../views/html.js';
+import { TYPED_FIELD } from '../typed-field.js';
 
 const page = { config: { html: true } };
 /** A form's route: its error page leads back to `formPage`, the page the form is on. */
 const formOn = (formPage: `/admin/${string}`) => ({ config: { html: true, formPage } });
 const MEMBER_PAGE = '/admin/members/:id';
 const APP_PAGE = '/admin/apps/:clientId';
-const text = { type: 'string' } as const;
-const form = (properties: Record<string, unknown>) => ({ body: { type: 'object', properties: { _csrf: text, reason: text, confirm: text, ...properties } } });
+const form = (properties: Record<string, unknown>) => ({ body: { type: 'object', properties: { _csrf: TYPED_FIELD, reason: TYPED_FIELD, confirm: TYPED_FIELD, ...properties } } });
 /**
  * A row id as both databases hold it (a 32-bit integer): a larger one is a bad request, never a
  * query PostgreSQL refuses. Its digits are checked before ajv coerces them, as `ROW_ID` does:
@@ -207,7 +207,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     return reply.redirect(`${back}?notice=${options.notice}`, 303);
   }
 
-  app.post('/admin/members/:id/status', { ...formOn(MEMBER_PAGE), schema: { ...memberParams, ...form({ status: text }) } },
+  app.post('/admin/members/:id/status', { ...formOn(MEMBER_PAGE), schema: { ...memberParams, ...form({ status: TYPED_FIELD }) } },
     async (request: MemberRequest<ChangeBody & { status?: string }>, reply) => {
       const status = request.body?.status ?? '';
       if (!isUserStatus(status)) throw new OAuthError('invalid_request', 'status must be active, suspended, banned or deleted.');
@@ -242,7 +242,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       act: async (actor, id, reason) => resetMemberTwoStep(deps, actor, id, reason),
     }));
 
-  app.post('/admin/members/:id/role', { ...formOn(MEMBER_PAGE), schema: { ...memberParams, ...form({ role: text }) } },
+  app.post('/admin/members/:id/role', { ...formOn(MEMBER_PAGE), schema: { ...memberParams, ...form({ role: TYPED_FIELD }) } },
     async (request: MemberRequest<ChangeBody & { role?: string }>, reply) => {
       const role = request.body?.role ?? '';
       if (!isRole(role)) throw new OAuthError('invalid_request', 'role must be member, moderator or admin.');
@@ -319,7 +319,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     return reply.redirect(`${back}?notice=${options.notice}`, 303);
   }
 
-  app.post('/admin/apps/:clientId/status', { ...formOn(APP_PAGE), schema: { ...appParams, ...form({ status: text }) } },
+  app.post('/admin/apps/:clientId/status', { ...formOn(APP_PAGE), schema: { ...appParams, ...form({ status: TYPED_FIELD }) } },
     async (request: AppRequest<ChangeBody & { status?: string }>, reply) => {
       const status = request.body?.status;
       if (status !== 'active' && status !== 'deactivated') throw new OAuthError('invalid_request', 'status must be active or deactivated.');
@@ -333,7 +333,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       });
     });
 
-  app.post('/admin/apps/:clientId/verified', { ...formOn(APP_PAGE), schema: { ...appParams, ...form({ verified: text, reviewed: text }) } },
+  app.post('/admin/apps/:clientId/verified', { ...formOn(APP_PAGE), schema: { ...appParams, ...form({ verified: TYPED_FIELD, reviewed: TYPED_FIELD }) } },
     async (request: AppRequest<ChangeBody & { verified?: string; reviewed?: string }>, reply) => {
       const verified = request.body?.verified;
       if (verified !== 'yes' && verified !== 'no') throw new OAuthError('invalid_request', 'verified must be yes or no.');
@@ -383,7 +383,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, rotateKeysPage(await pageContext(request, reply), staffOf(request), deps.settings.signingKeyActivationSeconds));
   });
 
-  app.post('/admin/keys/rotate', { ...formOn('/admin/keys/rotate'), schema: form({ now: text }) }, async (request: FastifyRequest<{ Body: ChangeBody & { now?: string } }>, reply) => {
+  app.post('/admin/keys/rotate', { ...formOn('/admin/keys/rotate'), schema: form({ now: TYPED_FIELD }) }, async (request: FastifyRequest<{ Body: ChangeBody & { now?: string } }>, reply) => {
     const actor = await changer(request, reply, '/admin/keys/rotate');
     if (!actor) return reply;
     if (!(await adminOnly(request, reply))) return reply;

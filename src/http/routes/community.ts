@@ -19,9 +19,9 @@ import { NOTHING_HERE, noSuchPage } from '../plugins/errors.js';
 import { idParams, isRowId } from '../row-id.js';
 import { currentSignIn, pageContext, verifyCsrf, verifyCsrfBeforeBody } from '../plugins/session.js';
 import { deletePostPage, newPostPage, postPage, profilePage } from '../views/community.js';
+import { TYPED_FIELD } from '../typed-field.js';
 
 const page = { config: { html: true } };
-const formField = { type: 'string' } as const;
 
 function notFound(): OAuthError {
   return new OAuthError('not_found', 'There is nothing at this address.', { words: NOTHING_HERE });
@@ -36,7 +36,7 @@ function notFound(): OAuthError {
 export const POST_FORM_BODY_LIMIT_BYTES = BODY_MAX_LENGTH * 9 + 16 * 1024;
 
 /** What a post's form may send, each field a string: its rules (lengths, the status's two values) are the core's, so its messages are the ones people see. */
-const postFormBody = { type: 'object', properties: { title: formField, category: formField, body: formField, status: formField, _csrf: formField } } as const;
+const postFormBody = { type: 'object', properties: { title: TYPED_FIELD, category: TYPED_FIELD, body: TYPED_FIELD, status: TYPED_FIELD, _csrf: TYPED_FIELD } } as const;
 
 interface PostFormBody {
   title?: string;
@@ -231,7 +231,7 @@ export async function communityRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/posts/:id/delete', {
     ...page,
-    schema: { params: idParams, body: { type: 'object', properties: { confirm: formField, _csrf: formField } } },
+    schema: { params: idParams, body: { type: 'object', properties: { confirm: TYPED_FIELD, _csrf: TYPED_FIELD } } },
   }, async (request: FastifyRequest<{ Params: { id: number }; Body: { confirm?: string } }>, reply) => {
     verifyCsrf(request);
     const user = await requireUser(request, reply, `/posts/${request.params.id}/delete`);
@@ -265,7 +265,7 @@ export async function communityRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/posts/:id/comments', {
     ...page,
-    schema: { params: idParams, body: { type: 'object', properties: { comment: formField, _csrf: formField } } },
+    schema: { params: idParams, body: { type: 'object', properties: { comment: TYPED_FIELD, _csrf: TYPED_FIELD } } },
   }, async (request: FastifyRequest<{ Params: { id: number }; Body: { comment?: string } }>, reply) => {
     const target = await memberOnPublishedPost(request, reply);
     if (!target) return reply;

@@ -14,17 +14,12 @@ import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { answered, requireSignIn, sendPage, signInAgainPath } from '../pages.js';
 import { attemptOrigin, currentSignIn, deviceCookie, eventOrigin, mailboxPassCookie, pageContext, setDeviceCookie, setMailboxPassCookie, verifyCsrf } from '../plugins/session.js';
 import { emailSettingsPage, emailVerifiedPage, forgotPasswordPage, passwordResetDonePage, refuseEmailPage, resetPasswordPage } from '../views/recovery.js';
+import { TYPED_FIELD } from '../typed-field.js';
 import { loginTooLong, tryAgain } from './settings-problems.js';
 
 const field = (maxLength: number) => ({ type: 'string', maxLength } as const);
 const csrf = field(200);
-/**
- * What a person types or pastes has no cap in the schema, whose refusal is a generic 400 page:
- * the body limit bounds it, and the form says what is wrong with it in the reader's language (a
- * token no link has is the page's "this link is not valid"; an address the core refuses).
- */
-const typed = { type: 'string' } as const;
-const tokenQuery = { type: 'object', properties: { token: typed } } as const;
+const tokenQuery = { type: 'object', properties: { token: TYPED_FIELD } } as const;
 /** The longest `login` the forgotten-password form looks up; longer is sent back on the form. */
 const LOGIN_MAX_LENGTH = 1000;
 
@@ -38,7 +33,7 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, emailSettingsPage(await pageContext(request, reply), { ...await emailSettings(deps, signIn.user.id), mailEnabled: deps.mailer.enabled }));
   });
 
-  app.post(EMAIL_SETTINGS_PATH, { ...page, schema: { body: { type: 'object', properties: { email: typed, _csrf: csrf } } } }, async (request: FastifyRequest<{ Body: { email?: string } }>, reply) => {
+  app.post(EMAIL_SETTINGS_PATH, { ...page, schema: { body: { type: 'object', properties: { email: TYPED_FIELD, _csrf: csrf } } } }, async (request: FastifyRequest<{ Body: { email?: string } }>, reply) => {
     verifyCsrf(request);
     const signIn = await requireSignIn(request, reply, EMAIL_SETTINGS_PATH);
     if (!signIn) return reply;
@@ -109,7 +104,7 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, refuseEmailPage(context, { state: 'ask', token, ...found }));
   });
 
-  app.post(EMAIL_REFUSE_PATH, { ...page, schema: { body: { type: 'object', properties: { token: typed, _csrf: csrf } } } }, async (request: FastifyRequest<{ Body: { token?: string } }>, reply) => {
+  app.post(EMAIL_REFUSE_PATH, { ...page, schema: { body: { type: 'object', properties: { token: TYPED_FIELD, _csrf: csrf } } } }, async (request: FastifyRequest<{ Body: { token?: string } }>, reply) => {
     verifyCsrf(request);
     const refused = await refuseEmailLink(deps, request.body.token ?? '', request.id);
     const context = await pageContext(request, reply);
@@ -128,7 +123,7 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
   app.get('/password/forgot', page, async (request, reply) =>
     sendPage(reply, forgotPasswordPage(await pageContext(request, reply), forgotState())));
 
-  app.post('/password/forgot', { ...page, schema: { body: { type: 'object', properties: { login: typed, _csrf: csrf } } } }, async (request: FastifyRequest<{ Body: { login?: string } }>, reply) => {
+  app.post('/password/forgot', { ...page, schema: { body: { type: 'object', properties: { login: TYPED_FIELD, _csrf: csrf } } } }, async (request: FastifyRequest<{ Body: { login?: string } }>, reply) => {
     verifyCsrf(request);
     const context = await pageContext(request, reply);
     if (!deps.mailer.enabled) return sendPage(reply, forgotPasswordPage(context, forgotState()));
@@ -155,7 +150,7 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, resetPasswordPage(context, { token, username: found.user.username, needsCode: found.needsCode }));
   });
 
-  const resetBody = { type: 'object', properties: { token: typed, password: field(1024), code: field(64), username: field(256), _csrf: csrf } } as const;
+  const resetBody = { type: 'object', properties: { token: TYPED_FIELD, password: field(1024), code: field(64), username: field(256), _csrf: csrf } } as const;
   app.post(RESET_PASSWORD_PATH, { ...page, schema: { body: resetBody } }, async (request: FastifyRequest<{ Body: { token?: string; password?: string; code?: string } }>, reply) => {
     verifyCsrf(request);
     const token = request.body.token ?? '';

@@ -51,10 +51,10 @@ import {
 import { clientAddress } from '../client-address.js';
 import { codesUnreadable, tryAgain } from './settings-problems.js';
 import { PROFILE_SETTINGS_PATH } from '../../core/urls.js';
+import { TYPED_FIELD } from '../typed-field.js';
 
 const page = { config: { html: true } };
-const text = { type: 'string' } as const;
-const form = (properties: Record<string, unknown>) => ({ body: { type: 'object', properties: { _csrf: text, ...properties } } });
+const form = (properties: Record<string, unknown>) => ({ body: { type: 'object', properties: { _csrf: TYPED_FIELD, ...properties } } });
 const clientParams = { params: { type: 'object', properties: { clientId: { type: 'string', minLength: 1, maxLength: 200 } }, required: ['clientId'] } };
 /** What `?notice=` after a change says, in the catalogs' words. */
 const NOTICES: Readonly<Record<string, Words>> = {
@@ -196,7 +196,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
 
   // One form saves the nickname, bio, language and time zone together; a field the form did not
   // send stays as it is. After the redirect the page is in the language just saved.
-  app.post('/settings/profile', { ...page, schema: form({ bio: text, nickname: text, language: text, time_zone: text }) },
+  app.post('/settings/profile', { ...page, schema: form({ bio: TYPED_FIELD, nickname: TYPED_FIELD, language: TYPED_FIELD, time_zone: TYPED_FIELD }) },
     async (request: FastifyRequest<{ Body: ProfileBody }>, reply) => {
       verifyCsrf(request);
       const user = await signedIn(request, reply, '/settings/profile');
@@ -213,7 +213,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       }
     });
 
-  app.post('/settings/account/delete', { ...page, schema: form({ confirm: text, password: text, code: text }) },
+  app.post('/settings/account/delete', { ...page, schema: form({ confirm: TYPED_FIELD, password: TYPED_FIELD, code: TYPED_FIELD }) },
     async (request: FastifyRequest<{ Body: { confirm?: string; password?: string; code?: string } }>, reply) => {
       verifyCsrf(request);
       const user = await signedIn(request, reply, '/settings/profile');
@@ -240,7 +240,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
 
   // A copy of the account's data (GDPR Art. 15 and 20), asked with the password as deleting it is:
   // a JSON file the browser saves, never kept by a cache.
-  app.post('/settings/account/data', { ...page, schema: form({ password: text, code: text }) },
+  app.post('/settings/account/data', { ...page, schema: form({ password: TYPED_FIELD, code: TYPED_FIELD }) },
     async (request: FastifyRequest<{ Body: { password?: string; code?: string } }>, reply) => {
       verifyCsrf(request);
       const signIn = await requireSignIn(request, reply, '/settings/profile');
@@ -356,7 +356,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/settings/tokens', {
     ...page,
-    schema: form({ name: text, scopes: { type: 'array', items: text }, expires_in_days: text, password: text }),
+    schema: form({ name: TYPED_FIELD, scopes: { type: 'array', items: TYPED_FIELD }, expires_in_days: TYPED_FIELD, password: TYPED_FIELD }),
   }, async (request: FastifyRequest<{ Body: { name?: string; scopes?: string[]; expires_in_days?: string; password?: string } }>, reply) => {
     verifyCsrf(request);
     const user = await signedIn(request, reply, '/settings/tokens');
@@ -411,7 +411,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.post('/settings/tokens/revoke', { ...page, schema: form({ token_id: text, confirm: text }) },
+  app.post('/settings/tokens/revoke', { ...page, schema: form({ token_id: TYPED_FIELD, confirm: TYPED_FIELD }) },
     async (request: FastifyRequest<{ Body: { token_id?: string; confirm?: string } }>, reply) => {
       verifyCsrf(request);
       const user = await signedIn(request, reply, '/settings/tokens');
@@ -440,7 +440,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, applicationsPage(await pageContext(request, reply), apps, { notice: noticeFrom(request, notices) }));
   });
 
-  app.post('/settings/applications/revoke', { ...page, schema: form({ client_id: text }) },
+  app.post('/settings/applications/revoke', { ...page, schema: form({ client_id: TYPED_FIELD }) },
     async (request: FastifyRequest<{ Body: { client_id?: string } }>, reply) => {
       verifyCsrf(request);
       const user = await signedIn(request, reply, '/settings/applications');
@@ -461,7 +461,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       return reply.redirect('/settings/applications?notice=access-revoked', 303);
     });
 
-  app.post('/settings/applications/revoke-all', { ...page, schema: form({ confirm: text }) },
+  app.post('/settings/applications/revoke-all', { ...page, schema: form({ confirm: TYPED_FIELD }) },
     async (request: FastifyRequest<{ Body: { confirm?: string } }>, reply) => {
       verifyCsrf(request);
       const user = await signedIn(request, reply, '/settings/applications');
@@ -490,7 +490,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/settings/developers', {
     ...page,
-    schema: form({ name: text, description: text, homepage: text, redirect_uris: text, type: text, post_logout_redirect_uris: text, backchannel_logout_uri: text }),
+    schema: form({ name: TYPED_FIELD, description: TYPED_FIELD, homepage: TYPED_FIELD, redirect_uris: TYPED_FIELD, type: TYPED_FIELD, post_logout_redirect_uris: TYPED_FIELD, backchannel_logout_uri: TYPED_FIELD }),
   }, async (request: FastifyRequest<{ Body: Partial<Record<'name' | 'description' | 'homepage' | 'redirect_uris' | 'type' | 'post_logout_redirect_uris' | 'backchannel_logout_uri', string>> }>, reply) => {
     verifyCsrf(request);
     const user = await signedIn(request, reply, '/settings/developers');
@@ -590,7 +590,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     }));
   });
 
-  app.post('/settings/developers/:clientId/details', { ...page, schema: { ...clientParams, ...form({ name: text, description: text, homepage: text }) } },
+  app.post('/settings/developers/:clientId/details', { ...page, schema: { ...clientParams, ...form({ name: TYPED_FIELD, description: TYPED_FIELD, homepage: TYPED_FIELD }) } },
     async (request: ClientRequest<{ name?: string; description?: string; homepage?: string }>, reply) => {
       const form = await clientForm(request, reply);
       if (!form) return reply;
@@ -609,7 +609,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       }
     });
 
-  app.post('/settings/developers/:clientId/redirect-uris', { ...page, schema: { ...clientParams, ...form({ redirect_uris: text }) } },
+  app.post('/settings/developers/:clientId/redirect-uris', { ...page, schema: { ...clientParams, ...form({ redirect_uris: TYPED_FIELD }) } },
     async (request: ClientRequest<{ redirect_uris?: string }>, reply) => {
       const form = await clientForm(request, reply);
       if (!form) return reply;
@@ -629,7 +629,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     });
 
   app.post('/settings/developers/:clientId/logout-uris', {
-    ...page, schema: { ...clientParams, ...form({ post_logout_redirect_uris: text, backchannel_logout_uri: text }) },
+    ...page, schema: { ...clientParams, ...form({ post_logout_redirect_uris: TYPED_FIELD, backchannel_logout_uri: TYPED_FIELD }) },
   }, async (request: ClientRequest<{ post_logout_redirect_uris?: string; backchannel_logout_uri?: string }>, reply) => {
     const form = await clientForm(request, reply);
     if (!form) return reply;
@@ -648,7 +648,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.post('/settings/developers/:clientId/pushed-requests', {
-    ...page, schema: { ...clientParams, ...form({ require_pushed_authorization_requests: text }) },
+    ...page, schema: { ...clientParams, ...form({ require_pushed_authorization_requests: TYPED_FIELD }) },
   }, async (request: ClientRequest<{ require_pushed_authorization_requests?: string }>, reply) => {
     const form = await clientForm(request, reply);
     if (!form) return reply;
@@ -662,7 +662,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     return reply.redirect(`${base}?notice=pushed-requests`, 303);
   });
 
-  app.post('/settings/developers/:clientId/rotate-secret', { ...page, schema: { ...clientParams, ...form({ confirm: text }) } },
+  app.post('/settings/developers/:clientId/rotate-secret', { ...page, schema: { ...clientParams, ...form({ confirm: TYPED_FIELD }) } },
     async (request: ClientRequest<{ confirm?: string }>, reply) => {
       const form = await clientForm(request, reply);
       if (!form) return reply;
@@ -682,7 +682,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       return reply.redirect(`${base}?notice=rotated`, 303);
     });
 
-  app.post('/settings/developers/:clientId/delete-previous-secret', { ...page, schema: { ...clientParams, ...form({ confirm: text }) } },
+  app.post('/settings/developers/:clientId/delete-previous-secret', { ...page, schema: { ...clientParams, ...form({ confirm: TYPED_FIELD }) } },
     async (request: ClientRequest<{ confirm?: string }>, reply) => {
       const form = await clientForm(request, reply);
       if (!form) return reply;
@@ -701,7 +701,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       return reply.redirect(`${base}?notice=previous-secret-deleted`, 303);
     });
 
-  app.post('/settings/developers/:clientId/deactivate', { ...page, schema: { ...clientParams, ...form({ confirm: text }) } },
+  app.post('/settings/developers/:clientId/deactivate', { ...page, schema: { ...clientParams, ...form({ confirm: TYPED_FIELD }) } },
     async (request: ClientRequest<{ confirm?: string }>, reply) => {
       const form = await clientForm(request, reply);
       if (!form) return reply;

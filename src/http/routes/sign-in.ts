@@ -29,6 +29,7 @@ import type { FieldProblem } from '../../core/errors.js';
 import { loginTooLong, passwordTooLong } from './settings-problems.js';
 import { clientAddress, visitor } from '../client-address.js';
 import { documentHost } from '../../core/oauth/client-metadata.js';
+import { TYPED_FIELD } from '../typed-field.js';
 
 /**
  * Only a path on this site may be returned to, never another origin (no open redirect); other
@@ -110,17 +111,11 @@ interface SignInBody {
   _csrf?: string;
 }
 
-/**
- * What a person types has no cap in the schema, whose refusal is the generic 400 page: the body
- * limit bounds it, and the form says what is too long in the reader's language (`tooLongToSignIn`).
- */
-const typed = { type: 'string' } as const;
-
 const signInBody = {
   type: 'object',
   properties: {
-    username: typed,
-    password: typed,
+    username: TYPED_FIELD,
+    password: TYPED_FIELD,
     return_to: { type: 'string', maxLength: MAX_RETURN_TO_LENGTH },
     /** `1` when the page asked to sign in again: a failed attempt's page says so again. */
     reauth: { type: 'string', maxLength: 8 },
@@ -273,7 +268,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, secondStepPage(await secondStepContext(request, reply, found.pending), { factors }));
   });
 
-  app.post('/login/second-step', { ...page, schema: { body: { type: 'object', properties: { code: typed, _csrf: { type: 'string', maxLength: 200 } } } } },
+  app.post('/login/second-step', { ...page, schema: { body: { type: 'object', properties: { code: TYPED_FIELD, _csrf: { type: 'string', maxLength: 200 } } } } },
     async (request: FastifyRequest<{ Body: { code?: string } }>, reply) => {
       verifyCsrf(request);
       const { deps } = app;
