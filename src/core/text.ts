@@ -142,8 +142,10 @@ export function checkedText(field: string, value: string, rule: TextRule): strin
       { key: min === 0 ? 'problems.textTooLong' : 'problems.textLength', values: { max: rule.max } });
   }
   if (CONTROLS[rule.kind].test(text)) {
-    throw InputError.worded(field, `${field} must not contain control characters${rule.kind === 'text' ? '' : rule.kind === 'paragraph' ? ' or direction overrides' : ', direction marks or invisible characters'}`,
-      { key: 'problems.textControls' });
+    // Told what its kind refuses: only a `name` refuses invisible characters (and direction marks
+    // with them); a title, a token's name or a body keeps them, so its words do not name them.
+    if (rule.kind === 'name') throw InputError.worded(field, `${field} must not contain control characters, direction marks or invisible characters`, { key: 'problems.textControls' });
+    throw InputError.worded(field, `${field} must not contain control characters${rule.kind === 'text' ? '' : ' or direction overrides'}`, { key: 'problems.textControlsOnly' });
   }
   if (rule.kind === 'name' || rule.kind === 'paragraph') checkMarks(field, text);
   if (rule.kind === 'name' && !/[\p{L}\p{N}]/u.test(text)) throw InputError.worded(field, `${field} must contain a letter or a digit`, { key: 'problems.textLetterOrDigit' });

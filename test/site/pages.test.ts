@@ -214,10 +214,10 @@ forEachDatabase('site pages', (database) => {
       [{ title: 'Title', category: '', body: 'Body' }, /Category: Use 1 to 40 characters\./],
       [{ title: 'Title', category: 'c'.repeat(41), body: 'Body' }, /Category: Use 1 to 40 characters\./],
       // PostgreSQL text cannot hold NUL: refused as input, never a failed insert.
-      [{ title: 'Ti\u0000tle', category: 'General', body: 'Body' }, /Title: Remove the control or invisible characters\./],
+      [{ title: 'Ti\u0000tle', category: 'General', body: 'Body' }, /Title: Remove the control characters\./],
       [{ title: 'Title', category: '\u0000', body: 'Body' }, /Category: Remove the control or invisible characters\./],
-      [{ title: 'Title', category: 'General', body: 'Bo\u0000dy' }, /Text: Remove the control or invisible characters\./],
-      [{ title: 'Two\nlines', category: 'General', body: 'Body' }, /Title: Remove the control or invisible characters\./],
+      [{ title: 'Title', category: 'General', body: 'Bo\u0000dy' }, /Text: Remove the control characters\./],
+      [{ title: 'Two\nlines', category: 'General', body: 'Body' }, /Title: Remove the control characters\./],
       // Bodies made to multiply into a page of megabytes (issue 16: one post must not weigh on every view).
       [{ title: 'Title', category: 'General', body: `|${'a|'.repeat(20)}\n|${'-|'.repeat(20)}\n${'a\n'.repeat(1500)}` }, /Text: This makes a page of more than 256 KB\./],
       // Bodies made to cost seconds of the server's time to lay out (src/core/community/markdown-work.ts);
@@ -260,7 +260,7 @@ forEachDatabase('site pages', (database) => {
     assert.equal((await t.deps.stores.posts.findById(post.id))?.likeCount, 1, 'one like per member');
     assert.equal((await visitor.post(`/posts/${post.id}/comments`, { comment: 'Nice <b>shot</b>' })).status, 303);
     const tooShortOrLong = /Use 1 to 2000 characters\./;
-    for (const [comment, message] of [['', tooShortOrLong], ['   ', tooShortOrLong], ['c'.repeat(2001), tooShortOrLong], ['nul \u0000 inside', /Remove the control or invisible characters\./]] as const) {
+    for (const [comment, message] of [['', tooShortOrLong], ['   ', tooShortOrLong], ['c'.repeat(2001), tooShortOrLong], ['nul \u0000 inside', /Remove the control characters\./]] as const) {
       const bad = await visitor.post(`/posts/${post.id}/comments`, { comment });
       assert.equal(bad.status, 400);
       assert.match(bad.text, message);
@@ -411,7 +411,7 @@ forEachDatabase('site pages', (database) => {
       [{ ...good, password: 'wrong password' }, /That password is not right/],
       [{ ...good, name: '' }, /Name: Use 1 to 60 characters/],
       [{ ...good, name: 'n'.repeat(61) }, /Name: Use 1 to 60 characters/],
-      [{ ...good, name: 'n\u0000' }, /Name: Remove the control or invisible characters/],
+      [{ ...good, name: 'n\u0000' }, /Name: Remove the control characters/],
       [{ ...good, scopes: [] }, /Choose at least one scope/],
       [{ ...good, scopes: ['openid'] }, /Unknown scope openid/],
       [{ ...good, scopes: ['admin:write'] }, /Unknown scope admin:write/],
@@ -647,12 +647,12 @@ forEachDatabase('site pages', (database) => {
       [{ ...good, name: 'n'.repeat(81) }, /Name: Use 1 to 80 characters/],
       [{ ...good, description: 'd'.repeat(501) }, /Description: At most 500 characters/],
       [{ ...good, name: 'A\u0000pp' }, /Name: Remove the control or invisible characters/],
-      [{ ...good, description: 'two\nlines are fine, \u0000 is not' }, /Description: Remove the control or invisible characters/],
+      [{ ...good, description: 'two\nlines are fine, \u0000 is not' }, /Description: Remove the control characters/],
       [{ ...good, homepage: 'javascript:alert(1)' }, /Homepage: Enter an http or https address/],
       [{ ...good, redirect_uris: '' }, /Redirect URIs: Enter at least one address/],
       [{ ...good, name: 'Good\u202eppA' }, /Name: Remove the control or invisible characters/],
       [{ ...good, name: 'Pay\u200bPal' }, /Name: Remove the control or invisible characters/],
-      [{ ...good, description: 'Reads your posts \u202eetirw ton seod' }, /Description: Remove the control or invisible characters/],
+      [{ ...good, description: 'Reads your posts \u202eetirw ton seod' }, /Description: Remove the control characters/],
       // The homepage is shown as text on the consent page too: an override would reorder the address read there.
       [{ ...good, homepage: 'https://evil.example/\u202eelpmaxe.knab//:sptth' }, /Homepage: Remove the control or invisible characters/],
       [{ ...good, homepage: 'https://evil.example/\u2067x' }, /Homepage: Remove the control or invisible characters/],

@@ -231,7 +231,7 @@ forEachDatabase('staff console gates', (database) => {
     for (const reason of ['spam\u0000 here', 'spam \u001b[2J\u001b]0;title\u0007', 'spam \u202egnp.exe', '\u200b\u200b\u200b']) {
       const response = await staff.visitor.post(`/admin/members/${member.user.id}/sessions/revoke`, { reason, confirm: 'yes' });
       assert.equal(response.status, 400, JSON.stringify(reason));
-      assert.match(response.text, /Remove the control or invisible characters|Use at least one character a reader can see/, JSON.stringify(reason));
+      assert.match(response.text, /Remove the control characters|Use at least one character a reader can see/, JSON.stringify(reason));
     }
     assert.equal((await t.deps.stores.staffLog.list({ limit: 1000 })).length, logBefore);
   });
