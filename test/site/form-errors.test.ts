@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { TYPED_USERNAME_MAX_LENGTH } from '../../src/core/accounts/accounts.js';
 import { PASSWORD_MAX_LENGTH } from '../../src/core/accounts/passwords.js';
+import { SIGN_IN_FAILURES_PER_DEVICE } from '../../src/core/accounts/sign-in.js';
 import { SIGN_IN_USERNAME_MAX_LENGTH } from '../../src/http/views/sign-in.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -134,6 +135,27 @@ forEachDatabase('form errors', (database) => {
     assert.equal(response.status, 400);
     assertFieldError(response.text, 'current_password', /Enter your current password/);
     assertFieldError(response.text, 'new_password', /^Use 8 to 256/, { hint: 'new-password-hint' });
+  });
+
+  test('a password change with a wrong current password and a too-weak new one names both at once, and the wrong one counts as a failed sign-in, as alone', async () => {
+    const visitor = await member();
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_DEVICE; i += 1) {
+      const response = await visitor.post('/settings/security', { action: 'change-password', current_password: `not my password ${i}`, new_password: 'short' });
+      assert.equal(response.status, 400);
+      assertFieldError(response.text, 'current_password', /^That is not your current password\.$/);
+      assertFieldError(response.text, 'new_password', /^Use 8 to 256/, { hint: 'new-password-hint' });
+      assert.match(response.text, /2 things need fixing/);
+    }
+    const refused = await visitor.post('/settings/security', { action: 'change-password', current_password: PASSWORD, new_password: 'a brand new passphrase' });
+    assert.equal(refused.status, 429, 'each wrong current password was counted');
+  });
+
+  test('a password change with the right current password and a too-weak new one names the new one alone', async () => {
+    const visitor = await member();
+    const response = await visitor.post('/settings/security', { action: 'change-password', current_password: PASSWORD, new_password: 'password123' });
+    assert.equal(response.status, 400);
+    assertFieldFine(response.text, 'current_password');
+    assertFieldError(response.text, 'new_password', /most common passwords/, { hint: 'new-password-hint' });
   });
 
   test('writing or editing a post with an empty title, category and body names all three beside their fields', async () => {

@@ -6,7 +6,7 @@
  */
 import { endOtherSignInSessions } from '../oidc/logout/events.js';
 import { checkNewPassword } from './accounts.js';
-import { type FieldProblem, InputError, checkAll } from '../errors.js';
+import { type FieldProblem, InputError } from '../errors.js';
 import { accountKey } from './device-cookies.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import type { User } from './ports.js';
@@ -14,13 +14,31 @@ import { type AttemptOrigin, type SignInDeps, type Throttled, confirmPassword } 
 
 export type PasswordChange =
   | { ok: true; sessionsEnded: number }
-  /** Every field at fault: both, when the current password is missing and the new one breaks a rule. */
+  /**
+   * Every field at fault: both, when the current password is missing or wrong and the new one
+   * breaks a rule.
+   */
   | { ok: false; reason: 'invalid'; problems: readonly FieldProblem[] }
   | Throttled;
 
 /** A problem of one field, in English and in the catalogs' words (the form shows it in the reader's language). */
-function invalid(field: 'current_password' | 'new_password', message: string, key: string): PasswordChange {
-  return { ok: false, reason: 'invalid', problems: [{ field, message, words: { key } }] };
+function problem(field: 'current_password' | 'new_password', message: string, key: string): FieldProblem {
+  return { field, message, words: { key } };
+}
+
+function invalid(...problems: FieldProblem[]): PasswordChange {
+  return { ok: false, reason: 'invalid', problems };
+}
+
+/** The new password's problems under the sign-up rules (`checkNewPassword`), as the form's `new_password`. */
+function newPasswordProblems(next: string, username: string): readonly FieldProblem[] {
+  try {
+    checkNewPassword(next, username);
+    return [];
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    return new InputError('new_password', `new ${error.message}`, [], error.problems[0]?.words).problems;
+  }
 }
 
 export async function changePassword(
@@ -31,30 +49,21 @@ export async function changePassword(
   /** The session that asked: it stays signed in. */
   keepSessionIdHash: string,
 ): Promise<PasswordChange> {
-  try {
-    checkAll(() => {
-      if (form.current === '') throw InputError.worded('current_password', 'enter your current password', { key: 'problems.currentPasswordMissing' });
-    }, () => {
-      try {
-        checkNewPassword(form.next, user.username);
-      } catch (error) {
-        if (error instanceof InputError) throw new InputError('new_password', `new ${error.message}`, [], error.problems[0]?.words);
-        throw error;
-      }
-    });
-  } catch (error) {
-    if (error instanceof InputError) return { ok: false, reason: 'invalid', problems: error.problems };
-    throw error;
-  }
+  const nextProblems = newPasswordProblems(form.next, user.username);
+  if (form.current === '') return invalid(problem('current_password', 'enter your current password', 'problems.currentPasswordMissing'), ...nextProblems);
+  // The current password is tried, and a wrong one counted, whether or not the new one passes:
+  // it is a field of this form, not a confirmation of another, so the member learns both at once,
+  // and a wrong one is the attempt a second send would spend anyway.
   const confirmed = await confirmPassword(deps, user, form.current, origin);
   if (!confirmed.ok) {
-    if (confirmed.reason === 'wrong') return invalid('current_password', 'that is not your current password', 'problems.currentPasswordWrong');
+    if (confirmed.reason === 'wrong') return invalid(problem('current_password', 'that is not your current password', 'problems.currentPasswordWrong'), ...nextProblems);
     return confirmed;
   }
+  if (nextProblems.length > 0) return invalid(...nextProblems);
   const stored = await deps.stores.users.findCredentials(user.username);
   const askedBy = { address: origin.address, account: accountKey(user.username) };
   if (stored && (await verifyPassword(stored.passwordHash, form.next, askedBy))) {
-    return invalid('new_password', 'the new password must differ from the current one', 'problems.newPasswordSame');
+    return invalid(problem('new_password', 'the new password must differ from the current one', 'problems.newPasswordSame'));
   }
   const now = deps.clock.now();
   const passwordHash = await hashPassword(form.next, askedBy);
