@@ -10,6 +10,7 @@ import { createAccount } from '../../src/core/accounts/accounts.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import { VERIFY_MAILS_PER_ACCOUNT, VERIFY_MAILS_PER_ADDRESS } from '../../src/core/accounts/email.js';
 import { hashSecret } from '../../src/core/credentials/formats.js';
+import { MAIL_FIRST_RETRY_MS } from '../../src/core/mail/outbox.js';
 import { formatSiteTime, machineTime } from '../../src/core/site-time.js';
 import { type TestAppWithSmtp, startAppWithSmtp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -108,6 +109,7 @@ forEachDatabase('the limits of verification mails', (database) => {
     const { user, visitor } = await member();
     const email = address();
     for (let i = 0; i < VERIFY_MAILS_PER_ADDRESS; i += 1) assert.equal((await visitor.post('/settings/email', { email })).status, 200);
+    await deliverMail(t);
     const refused = await visitor.post('/settings/email', { email });
     assert.equal(refused.status, 429);
     const link = await t.deps.database.db.selectFrom('email_links').select(['expires_at', 'token_hash']).where('user_id', '=', user.id).where('used_at', 'is', null).executeTakeFirstOrThrow();
@@ -119,12 +121,67 @@ forEachDatabase('the limits of verification mails', (database) => {
     visitor.cookies.set('lang', 'zh-CN');
     assert.match((await visitor.post('/settings/email', { email })).text, /我们最近发送到 \S+ 的验证链接仍然有效，有效期至 <time/);
     // What the page says is so: the link of the last mail (the three may arrive in any order) verifies the address.
-    await deliverMail(t);
     const tokens = t.smtp.to(email).map((mail) => /\/email\/verify\?token=([A-Za-z0-9_-]+)/.exec(mail.text)?.[1] ?? '');
     assert.equal(tokens.length, VERIFY_MAILS_PER_ADDRESS);
     const last = tokens.find((token) => hashSecret(token) === link.token_hash);
     assert.ok(last, 'the link that still works was mailed');
     assert.equal((await new Visitor(t.baseUrl).get(`/email/verify?token=${last}`)).status, 200);
     assert.ok((await t.deps.stores.memberEmails.find(user.id))?.verifiedAt, 'verified by the link the page said still works');
+  });
+
+  /** The notice about the last link on a refused save's page, as read. */
+  const liveLinkNotice = (page: string) => /<p class="notice" id="live-link">([^]*?)<\/p>/.exec(page)?.[1]?.replace(/<[^>]*>/g, '');
+
+  test('the last link is said to still work only once its mail was handed to the mail server: while it waits in the outbox (not tried yet, or the relay down) the page says it has not gone out yet, and sends no one to "Not you?"', async () => {
+    beforeEndOfDay(12 * HOUR_MS);
+    const { visitor } = await member();
+    const email = address();
+    for (let i = 0; i < VERIFY_MAILS_PER_ADDRESS; i += 1) assert.equal((await visitor.post('/settings/email', { email })).status, 200);
+    const waiting = `The mail with the last link for ${email} has not gone out yet: it is waiting to be sent. When it arrives, follow its link to verify the address; you need no new one.`;
+    const queued = await visitor.post('/settings/email', { email });
+    assert.equal(queued.status, 429);
+    assert.equal(liveLinkNotice(queued.text), waiting, 'not tried yet');
+    assert.doesNotMatch(queued.text, /still works/);
+    assert.doesNotMatch(queued.text, /follow its (&quot;|")Not you\?(&quot;|") link: then this address can be saved again/, 'no way out that takes the address off the account');
+    for (const [language, words] of [['zh-CN', /发往 \S+ 的最新验证邮件尚未发出/], ['zh-TW', /寄往 \S+ 的最新驗證郵件尚未寄出/]] as const) {
+      visitor.cookies.set('lang', language);
+      assert.match(liveLinkNotice((await visitor.post('/settings/email', { email })).text) ?? '', words, language);
+    }
+    visitor.cookies.set('lang', 'en');
+    await t.smtp.stop();
+    try {
+      await deliverMail(t);
+      const relayDown = await visitor.post('/settings/email', { email });
+      assert.equal(liveLinkNotice(relayDown.text), waiting, 'tried while the relay was down, and waiting to be tried again');
+    } finally {
+      await t.smtp.listen();
+    }
+    // Past the first retry's wait (at most MAIL_FIRST_RETRY_MS), within the sign-in's recent minutes.
+    t.clock.advance(MAIL_FIRST_RETRY_MS);
+    await deliverMail(t);
+    assert.equal(t.smtp.to(email).length, VERIFY_MAILS_PER_ADDRESS, 'sent once the relay was back');
+    const back = await visitor.post('/settings/email', { email });
+    assert.equal(back.status, 429);
+    assert.match(liveLinkNotice(back.text) ?? '', /^The last link we mailed to \S+ still works, until /, 'and then said to still work');
+  });
+
+  test('a last mail the outbox gave up for the site\'s own reasons (a bare 554 at DATA: its message or its relay, not the address) is not said to still work: it never arrived', async () => {
+    const { visitor } = await member();
+    const email = address();
+    t.smtp.refuse(email, 554, 'Transaction failed', 'data');
+    try {
+      for (let i = 0; i < VERIFY_MAILS_PER_ADDRESS; i += 1) {
+        assert.equal((await visitor.post('/settings/email', { email })).status, 200);
+        await deliverMail(t);
+      }
+    } finally {
+      t.smtp.accept(email);
+    }
+    const [last] = await t.deps.database.db.selectFrom('mail_outbox').select(['abandoned_at', 'reply_code']).where('recipient', '=', email).orderBy('id', 'desc').limit(1).execute();
+    assert.ok(last?.abandoned_at !== null && last?.reply_code === null, 'given up at once, no refusal of the address kept');
+    const refused = await visitor.post('/settings/email', { email });
+    assert.equal(refused.status, 429);
+    assert.equal(liveLinkNotice(refused.text), undefined, 'nothing said of a link whose mail never went out');
+    assert.doesNotMatch(refused.text, /could not be delivered/, 'nor that the address refused it: the site gave it up');
   });
 });

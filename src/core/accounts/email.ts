@@ -137,7 +137,13 @@ export function mailTime(instant: Instant, user: Pick<User, 'timeZone'>, siteTim
   return formatSiteTime(instant, readerTimeZone(user.timeZone, siteTimeZone));
 }
 
-/** Queues a new verification link for `address` (earlier ones stop working), in `tx`. */
+/** The outbox's name for a verification mail (`mail.json`). */
+const VERIFY_MAIL = 'verifyEmail';
+
+/**
+ * Queues a new verification link for `address` (earlier ones stop working), in `tx`, with its
+ * mail: the account's newest verification mail is its live link's (`liveLinkTo`).
+ */
 async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, address: string, locale: Locale): Promise<void> {
   const now = deps.clock.now();
   const token = generateOpaqueId();
@@ -148,7 +154,7 @@ async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, add
   // nickname is free text that a stranger's mail from the site must not carry. The end of the
   // link is the one stored, as a time: the mail may wait in the outbox long after it was queued.
   await deps.mailer.send(tx, {
-    to: address, userId: user.id, locale, name: 'verifyEmail',
+    to: address, userId: user.id, locale, name: VERIFY_MAIL,
     values: { name: user.username, link: siteUrls(deps.settings.baseUrl).verifyEmail(token), refuseLink: siteUrls(deps.settings.baseUrl).refuseEmail(token), hours: VERIFY_LINK_MS / 3600_000, expires: mailTime(link.expiresAt, user, deps.settings.siteTimeZone) },
   }, now);
 }
@@ -166,22 +172,31 @@ export type EmailChange =
    */
   | (Throttled & { byAddress: boolean; liveLink: LiveLink | null });
 
-/** A verification link that still works: the address it verifies (lower-cased) and when it ends. */
+/**
+ * A verification link that still works: the address it verifies (lower-cased), when it ends, and
+ * whether its mail was handed to the mail server (`sent`) or still waits in the outbox.
+ */
 export interface LiveLink {
   address: string;
   expiresAt: Instant;
+  sent: boolean;
 }
 
 /**
  * The link last mailed to the account for `address`'s mailbox, while it works: a refused save mails
- * nothing, so that link is still the one to open. None when the mailbox's server refused its mail
- * (`refusalCode`), which then never arrived (attack236).
+ * nothing, so that link is still the one to open, once its mail went out. None when the mailbox's
+ * server refused its mail (`refusalCode`), which then never arrived (attack236), or when the
+ * outbox gave the mail up for the site's own reasons (its relay, its message) or has no record of
+ * it: a link nobody will receive is none to wait for.
  */
 async function liveLinkTo(deps: EmailDeps, userId: number, current: MemberEmail | undefined, address: string, now: Instant): Promise<LiveLink | null> {
   const link = await deps.stores.memberEmails.findAccountLiveLink(userId, 'verify_email', now);
   if (link === undefined || link.addressKey === null || mailboxKey(link.addressKey) !== mailboxKey(address)) return null;
   const refused = undeliveredOf(current).some((undelivered) => mailboxKey(undelivered.address) === mailboxKey(address));
-  return refused ? null : { address: link.addressKey, expiresAt: link.expiresAt };
+  if (refused) return null;
+  const mail = await deps.stores.mailOutbox.newest(userId, VERIFY_MAIL);
+  if (mail === undefined || emailKey(mail.to) !== link.addressKey || mail.state === 'given_up') return null;
+  return { address: link.addressKey, expiresAt: link.expiresAt, sent: mail.state === 'sent' };
 }
 
 /**

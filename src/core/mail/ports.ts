@@ -36,6 +36,12 @@ export interface OutgoingMail extends NewOutgoingMail {
 }
 
 /**
+ * Where a mail stands: `waiting` to be sent (not tried yet, or to be tried again), `sent` (handed
+ * to the mail server), or `given_up` (refused for good, a day of failures, or superseded).
+ */
+export type MailState = 'waiting' | 'sent' | 'given_up';
+
+/**
  * The outbox: claimed by one instance at a time under a lease, marked sent or abandoned. An
  * outcome is written only by the claim that holds the row; a row that leaves the queue keeps no
  * body, so a link in it lives only as long as it is waiting.
@@ -72,6 +78,11 @@ export interface MailOutboxStore {
    * the outbox sends kept every mail from going out (attack117).
    */
   supersede(userId: number, kind: string, now: Instant): Promise<number>;
+  /**
+   * The newest mail of `kind` to `userId`, its address and where it stands; none when there is
+   * none (never queued, or deleted after the audit window).
+   */
+  newest(userId: number, kind: string): Promise<{ to: string; state: MailState } | undefined>;
   /** Deletes every mail to `userId`, queued, sent or given up, with its recipient and what its server answered. */
   eraseForUser(userId: number): Promise<void>;
 }

@@ -17,7 +17,7 @@ export interface EmailPageState {
   value?: string;
   errors?: FormErrors;
   notice?: string | undefined;
-  /** A refused save's link that still works (`changeEmail`): no new one is needed. */
+  /** A refused save's link that still works (`changeEmail`), mailed or waiting to be: no new one is needed. */
   liveLink?: LiveLink | undefined;
 }
 
@@ -47,7 +47,9 @@ export function emailSettingsPage(context: PageContext, state: EmailPageState): 
 <h1>${t.text('recovery.emailTitle')}</h1>
 ${state.notice ? html`<p class="notice" role="status">${state.notice}</p>` : ''}
 ${errorSummary(state.errors, { t })}
-${state.liveLink ? html`<p class="notice" id="live-link">${rich(t, 'recovery.throttledLinkStillWorks', { address: state.liveLink.address, time: timeOf(context, state.liveLink.expiresAt) })}</p>` : ''}
+${state.liveLink ? html`<p class="notice" id="live-link">${state.liveLink.sent
+    ? rich(t, 'recovery.throttledLinkStillWorks', { address: state.liveLink.address, time: timeOf(context, state.liveLink.expiresAt) })
+    : t.text('recovery.throttledLinkWaiting', { address: state.liveLink.address })}</p>` : ''}
 <p class="hint">${t.text('recovery.emailIntro')}</p>
 ${status}
 ${pending}

@@ -1,5 +1,5 @@
 import { type ExpressionBuilder, type Kysely, PostgresAdapter, type Selectable, sql } from 'kysely';
-import type { MailOutboxStore, NewOutgoingMail, OutgoingMail } from '../../../core/mail/ports.js';
+import type { MailOutboxStore, MailState, NewOutgoingMail, OutgoingMail } from '../../../core/mail/ports.js';
 import { emailKey } from '../../../core/accounts/email.js';
 import { isLocale } from '../../../core/locales.js';
 import type { Instant } from '../../../core/time.js';
@@ -126,6 +126,14 @@ export class KyselyMailOutboxStore implements MailOutboxStore {
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
+  }
+
+  async newest(userId: number, kind: string): Promise<{ to: string; state: MailState } | undefined> {
+    const row = await this.db.selectFrom('mail_outbox').select(['recipient', 'sent_at', 'abandoned_at'])
+      .where('user_id', '=', userId).where('kind', '=', kind)
+      .orderBy('id', 'desc').limit(1).executeTakeFirst();
+    if (row === undefined) return undefined;
+    return { to: row.recipient, state: row.sent_at !== null ? 'sent' : row.abandoned_at !== null ? 'given_up' : 'waiting' };
   }
 
   async eraseForUser(userId: number): Promise<void> {
