@@ -12,7 +12,7 @@ import { hashRecoveryCode } from '../../src/core/accounts/recovery-codes.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
 import { CODE_MAX_LENGTH, PENDING_SIGN_IN_MS } from '../../src/core/accounts/two-step.js';
 import { RECENT_SIGN_IN_MS } from '../../src/core/accounts/sessions.js';
-import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js';
+import { SIGN_IN_FAILURES_PER_ACCOUNT, SIGN_IN_FAILURES_PER_DEVICE } from '../../src/core/accounts/sign-in.js';
 import {
   Browser, PASSWORD, type TestClient, authorizeQuery, clientFields, codeExchangeFields, consentForm, newClient, newUser, pkcePair, tokenRequest, unique,
 } from '../oauth/helpers.js';
@@ -117,6 +117,22 @@ forEachDatabase('account security', (database) => {
     assert.equal(refused.status, 429);
     assert.ok(Number(refused.headers.get('retry-after')) > 0);
     assert.equal((await new Browser(t).signIn(user.username, 'a brand new passphrase')).status, 429, 'and the sign-in counters are the same ones');
+  });
+
+  test('password change: the right current password renews the device cookie, so the wrong ones typed before it stop counting against this browser', async () => {
+    const { browser } = await signedIn();
+    const wrongTimes = async (n: number, newPassword: string) => {
+      for (let i = 0; i < n; i++) {
+        assert.equal((await security(browser, { action: 'change-password', current_password: `wrong ${i}`, new_password: newPassword })).status, 400, `wrong password ${i + 1} is an ordinary failure`);
+      }
+    };
+    await wrongTimes(SIGN_IN_FAILURES_PER_DEVICE - 1, 'a brand new passphrase');
+    const before = browser.cookies.get('svc_device');
+    assert.equal((await security(browser, { action: 'change-password', current_password: PASSWORD, new_password: 'a brand new passphrase' })).status, 303);
+    assert.notEqual(browser.cookies.get('svc_device'), before, 'a new device cookie, as a sign-in gives');
+    await wrongTimes(SIGN_IN_FAILURES_PER_DEVICE - 1, 'another new passphrase');
+    assert.equal((await security(browser, { action: 'change-password', current_password: 'a brand new passphrase', new_password: 'another new passphrase' })).status, 303,
+      'the failures before the change no longer count');
   });
 
   test('password change: every other session ends, this one continues under a new id', async () => {

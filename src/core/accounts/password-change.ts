@@ -12,21 +12,21 @@ import { hashPassword, verifyPassword } from './passwords.js';
 import type { User } from './ports.js';
 import { type AttemptOrigin, type SignInDeps, type Throttled, confirmPassword } from './sign-in.js';
 
-export type PasswordChange =
-  | { ok: true; sessionsEnded: number }
-  /**
-   * Every field at fault: both, when the current password is missing or wrong and the new one
-   * breaks a rule.
-   */
-  | { ok: false; reason: 'invalid'; problems: readonly FieldProblem[] }
-  | Throttled;
+/**
+ * Every field at fault: both, when the current password is missing or wrong and the new one breaks
+ * a rule. `deviceCookie` when the current password was right.
+ */
+interface Invalid { ok: false; reason: 'invalid'; problems: readonly FieldProblem[]; deviceCookie?: string }
+
+/** `deviceCookie`: the browser's device cookie renewed by the right current password, as a sign-in renews it. */
+export type PasswordChange = { ok: true; sessionsEnded: number; deviceCookie: string } | Invalid | Throttled;
 
 /** A problem of one field, in English and in the catalogs' words (the form shows it in the reader's language). */
 function problem(field: 'current_password' | 'new_password', message: string, key: string): FieldProblem {
   return { field, message, words: { key } };
 }
 
-function invalid(...problems: FieldProblem[]): PasswordChange {
+function invalid(...problems: FieldProblem[]): Invalid {
   return { ok: false, reason: 'invalid', problems };
 }
 
@@ -59,11 +59,14 @@ export async function changePassword(
     if (confirmed.reason === 'wrong') return invalid(problem('current_password', 'that is not your current password', 'problems.currentPasswordWrong'), ...nextProblems);
     return confirmed;
   }
-  if (nextProblems.length > 0) return invalid(...nextProblems);
+  // From here the current password was right: the browser's device cookie is renewed (`deviceCookie`),
+  // as a sign-in renews it, whether or not the change is made.
+  const { deviceCookie } = confirmed;
+  if (nextProblems.length > 0) return { ...invalid(...nextProblems), deviceCookie };
   const stored = await deps.stores.users.findCredentials(user.username);
   const askedBy = { address: origin.address, account: accountKey(user.username) };
   if (stored && (await verifyPassword(stored.passwordHash, form.next, askedBy))) {
-    return invalid(problem('new_password', 'the new password must differ from the current one', 'problems.newPasswordSame'));
+    return { ...invalid(problem('new_password', 'the new password must differ from the current one', 'problems.newPasswordSame')), deviceCookie };
   }
   const now = deps.clock.now();
   const passwordHash = await hashPassword(form.next, askedBy);
@@ -72,5 +75,5 @@ export async function changePassword(
     return endOtherSignInSessions(tx, now, user.id, keepSessionIdHash);
   });
   await deps.securityLog.record({ userId: user.id, kind: 'password.changed', origin, detail: { other_sessions_signed_out: String(sessionsEnded) } });
-  return { ok: true, sessionsEnded };
+  return { ok: true, sessionsEnded, deviceCookie };
 }

@@ -21,7 +21,7 @@ import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { PASSKEY_OPTIONS_LIMITED, PASSKEY_OPTIONS_PER_MINUTE } from './sign-in.js';
 import { UNREADABLE_STATUS, noticeFrom, requireSignIn, sendPage, signInAgainPath } from '../pages.js';
 import { codesUnreadable, tryAgain } from './settings-problems.js';
-import { attemptOrigin, currentSignIn, endSession, pageContext, rotateSession, userAgent, verifyCsrf } from '../plugins/session.js';
+import { attemptOrigin, currentSignIn, endSession, pageContext, rotateSession, setDeviceCookie, userAgent, verifyCsrf } from '../plugins/session.js';
 import { SECURITY_LOG_PAGE_SIZE, type SecurityPageState, securityPage } from '../views/security.js';
 import type { FormError } from '../views/settings.js';
 
@@ -89,6 +89,10 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
   async 'change-password'(ctx) {
     const { request, reply, user, session, body } = ctx;
     const result = await changePassword(request.server.deps, user, { current: body.current_password ?? '', next: body.new_password ?? '' }, ctx.origin, session.idHash);
+    // The right current password renews the device cookie as a sign-in does, so the wrong ones
+    // typed before it stop counting against this browser (INTERFACE section 4), as the personal
+    // token form's password does.
+    if ('deviceCookie' in result && result.deviceCookie !== undefined) setDeviceCookie(request, reply, result.deviceCookie);
     if (result.ok) {
       // A session id that leaked before the change is worth nothing after it.
       await rotateSession(request, reply, { session, user });
