@@ -20,6 +20,7 @@ import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase, whileInsertsFail } from '../support/databases.js';
 import { fullWidth } from '../support/full-width.js';
 import { normalizes } from '../support/normalizes.js';
+import { addPasskey } from '../support/passkey.js';
 
 const KEYS_SECRET = 'a test secret of at least thirty-two characters';
 const STEP = 30_000;
@@ -421,6 +422,38 @@ forEachDatabase('account security', (database) => {
       assert.doesNotMatch(element(page, other), /aria-invalid|-error/, `${action}: #${other}, of the form not sent, is not marked`);
       assert.doesNotMatch(page, new RegExp(`id="${other}-error"`), `${action}: no message under #${other}`);
     }
+  });
+
+  test('a refused passkey name is marked on the form it was typed in only, and kept there: each passkey has a rename form with a name field, as the new passkey\'s form has', async () => {
+    const { user, browser } = await signedIn();
+    await addPasskey(t, browser);
+    await addPasskey(t, browser);
+    const [first, second] = await t.deps.stores.passkeys.listForUser(user.id);
+    const [sent, other] = [`rename-${first!.credentialId}`, `rename-${second!.credentialId}`];
+    const element = (page: string, id: string) => new RegExp(`<input [^>]*id="${id}"[^>]*>`).exec(page)?.[0] ?? '';
+    const typed = 'Lap\u200btop';
+    const refused = await security(browser, { action: 'passkey-rename', credential_id: first!.credentialId, name: typed });
+    assert.equal(refused.status, 400);
+    const page = await refused.text();
+    assert.match(page, /<p class="alert" role="alert" id="form-error">/, "the section's summary says so");
+    assert.match(element(page, sent), /aria-invalid="true"/, 'the field of the form sent is marked');
+    assert.match(element(page, sent), new RegExp(`aria-describedby="${sent}-error"`));
+    assert.match(page, new RegExp(`<p class="field-error" id="${sent}-error">Remove the control or invisible characters`), 'the message is under it');
+    assert.match(element(page, sent), new RegExp(`value="${typed}"`), 'what was typed is kept, to be mended');
+    assert.doesNotMatch(element(page, other), /aria-invalid/, "the other passkey's field is not marked");
+    assert.match(element(page, other), /value="Laptop"/, "and keeps its passkey's name");
+    assert.doesNotMatch(element(page, 'passkey-name'), /aria-invalid/, "nor is the new passkey's");
+
+    const tooLong = 'x'.repeat(61);
+    const added = await security(browser, { action: 'passkey-add', name: tooLong, credential: '{}' });
+    assert.equal(added.status, 400);
+    const addPage = await added.text();
+    assert.match(element(addPage, 'passkey-name'), /aria-invalid="true"/, "the new passkey's name field is marked");
+    assert.match(element(addPage, 'passkey-name'), new RegExp(`value="${tooLong}"`), 'and keeps what was typed');
+    assert.match(addPage, /<p class="field-error" id="passkey-name-error">/);
+    for (const id of [sent, other]) assert.doesNotMatch(element(addPage, id), /aria-invalid/, `#${id} is not marked`);
+    const unverified = await (await security(browser, { action: 'passkey-add', name: 'Work laptop', credential: '{}' })).text();
+    assert.match(element(unverified, 'passkey-name'), /value="Work laptop"/, 'a passkey not verified keeps the name typed for the next try');
   });
 
   test('a change made is answered as made when its security-log line cannot be written: new recovery codes are shown, not lost behind an error page', async () => {

@@ -143,11 +143,13 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
     const deps = ctx.request.server.deps;
     try {
       const passkey = await registerPasskey(deps, ctx.user, ctx.body.credential ?? '', ctx.body.name ?? '');
-      if (!passkey) return ctx.render({ errors: { field: 'passkey', message: 'the passkey could not be verified; try adding it again', words: { key: 'security.passkeyNotVerified' } } }, 400);
+      if (!passkey) return ctx.render({ errors: { field: 'passkey', message: 'the passkey could not be verified; try adding it again', words: { key: 'security.passkeyNotVerified' } }, sentPasskey: { name: ctx.body.name ?? '' } }, 400);
       await ctx.record({ kind: 'passkey.added', detail: { name: passkey.name, passkey_id: passkeyRef(passkey.credentialId) } });
       return ctx.done('passkey-added');
     } catch (error) {
-      if (error instanceof InputError) return ctx.render({ errors: error.problems.map((p) => ({ ...p, field: p.field === 'name' ? 'name' : 'passkey' })) }, 400);
+      if (error instanceof InputError) {
+        return ctx.render({ errors: error.problems.map((p) => ({ ...p, field: p.field === 'name' ? 'name' : 'passkey' })), sentPasskey: { name: ctx.body.name ?? '' } }, 400);
+      }
       throw error;
     }
   },
@@ -157,7 +159,7 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
     try {
       name = checkPasskeyName(ctx.body.name ?? '');
     } catch (error) {
-      if (error instanceof InputError) return ctx.render({ errors: error.problems }, 400);
+      if (error instanceof InputError) return ctx.render({ errors: error.problems, sentPasskey: { credentialId: ctx.body.credential_id, name: ctx.body.name ?? '' } }, 400);
       throw error;
     }
     if (!(await ctx.request.server.deps.stores.passkeys.rename(ctx.user.id, ctx.body.credential_id ?? '', name))) {

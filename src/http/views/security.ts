@@ -39,6 +39,12 @@ export interface SecurityPageState {
    * as two forms of a section have a field of one name (`code`).
    */
   sentAction?: string | undefined;
+  /**
+   * The passkey form sent, when refused: which passkey's rename form (`credential_id`), and the
+   * name typed, shown again in that form's field to be mended or sent again. Each passkey has a rename form with
+   * a field `name`, as the new passkey's form has.
+   */
+  sentPasskey?: { credentialId?: string | undefined; name: string } | undefined;
   notice?: Words | undefined;
   /** Enrolment under way: the secret as a QR code (data: URI) and as text. */
   enrolment?: (TotpEnrolment & { qr: string }) | undefined;
@@ -163,17 +169,28 @@ ${errorSummary(error, words)}
 function passkeysSection(context: PageContext, state: SecurityPageState): Html {
   const { t } = context;
   const error = errorsFor(state.errors, 'passkey', 'name');
+  const words: ProblemWords = { t };
+  const sent = state.sentPasskey;
+  const renameErrors = (p: Passkey) => (sent?.credentialId === p.credentialId ? errorsOfForm(state, 'passkey-rename', errorsFor(error, 'name')) : []);
+  const addErrors = errorsOfForm(state, 'passkey-add', errorsFor(error, 'name'));
+  /** The field of `p`'s rename form, marked and holding what was typed when it is the form refused. */
+  const renameField = (p: Passkey) => {
+    const id = `rename-${p.credentialId}`;
+    const errors = renameErrors(p);
+    return html`<input type="text" id="${id}" name="name" value="${errors.length > 0 ? sent!.name : p.name}" required maxlength="60" ${control(errors, 'name', { id })}>
+        ${fieldMessage(errors, 'name', { id, words })}`;
+  };
   return html`<section class="card" aria-labelledby="passkeys-heading">
 <h2 id="passkeys-heading">${t.text('security.passkeysHeading')}</h2>
 <p>${t.text('security.passkeysIntro')}</p>
-${errorSummary(error, { t })}
+${errorSummary(error, words)}
 ${state.passkeys.length === 0 ? html`<p class="muted">${t.text('security.noPasskeys')}</p>` : stackedTable(
   [{ heading: t.text('security.passkeyName'), cellClass: 'strong' }, { heading: t.text('security.added') }, { heading: t.text('settings.lastUsed') }, { heading: t.text('settings.actions'), buttons: true }],
   state.passkeys.map((p) => ({ cells: [chosenName(p.name), at(context, p.createdAt), at(context, p.lastUsedAt), html`<form method="post" action="/settings/security" class="inline">
         ${hidden(context, 'passkey-rename')}
         <input type="hidden" name="credential_id" value="${p.credentialId}">
         <label for="rename-${p.credentialId}" class="visually-hidden">${t.text('security.renameLabel', { name: isolated(p.name) })}</label>
-        <input type="text" id="rename-${p.credentialId}" name="name" value="${p.name}" required maxlength="60">
+        ${renameField(p)}
         <button type="submit" class="secondary" aria-label="${t.text('security.renameNamed', { name: isolated(p.name) })}">${t.text('security.rename')}</button>
       </form>
       <form method="post" action="/settings/security" class="inline">
@@ -185,7 +202,8 @@ ${state.passkeys.length === 0 ? html`<p class="muted">${t.text('security.noPassk
   ${hidden(context, 'passkey-add')}
   <input type="hidden" name="credential" data-webauthn-result>
   <label for="passkey-name">${t.text('security.newPasskeyName')}</label>
-  <input type="text" id="passkey-name" name="name" maxlength="60" placeholder="${t.text('security.passkeyPlaceholder')}" aria-describedby="passkey-hint">
+  <input type="text" id="passkey-name" name="name" maxlength="60" placeholder="${t.text('security.passkeyPlaceholder')}" ${state.sentAction === 'passkey-add' && sent ? html`value="${sent.name}"` : ''} ${control(addErrors, 'name', { id: 'passkey-name', hint: 'passkey-hint' })}>
+  ${fieldMessage(addErrors, 'name', { id: 'passkey-name', words })}
   <p class="hint" id="passkey-hint">${t.text('security.passkeyHint')}</p>
   <div class="actions"><button type="button" data-webauthn="create" data-options="/settings/security/passkeys/options" hidden>${t.text('security.addPasskey')}</button></div>
   ${passkeyStatus(context.t)}
