@@ -59,6 +59,11 @@
     // The page gives the words in its language (`data-waiting`, …); English when it has none.
     const say = (name, english) => { if (status) status.textContent = status.dataset[name] || english; };
     button.hidden = false;
+    // Enter in the form's text field (the new passkey's name) submits it with no passkey: start the ceremony instead.
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      if (!button.disabled) button.click();
+    });
     button.addEventListener('click', async () => {
       if (!form.reportValidity()) return;
       button.disabled = true;

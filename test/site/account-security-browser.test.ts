@@ -201,6 +201,24 @@ describe('account security in a browser', () => {
     await context.close();
   });
 
+  test("Enter in the new passkey's name field adds the passkey, as its button does, in Chinese on a phone", async () => {
+    const user = await createAccount(t.deps.stores, t.clock, { username: 'enterkey', password: 'enterkey password' });
+    const context = await browser.newContext({ viewport: { width: 360, height: 740 }, locale: 'zh-CN', extraHTTPHeaders: { 'accept-language': 'zh-CN' } });
+    const page = await context.newPage();
+    await page.goto(`${t.baseUrl}/login`);
+    await page.getByLabel('用户名').fill('enterkey');
+    await page.getByLabel('密码').fill('enterkey password');
+    await page.getByRole('button', { name: '登录', exact: true }).click();
+    await page.waitForURL(`${t.baseUrl}/`);
+    await addAuthenticator(page);
+    await page.goto(`${t.baseUrl}/settings/security`);
+    await page.getByLabel('新通行密钥的名称').fill('笔记本');
+    await page.getByLabel('新通行密钥的名称').press('Enter');
+    await page.getByText('通行密钥已添加').waitFor();
+    assert.deepEqual((await t.deps.stores.passkeys.listForUser(user.id)).map((p) => p.name), ['笔记本']);
+    await context.close();
+  });
+
   test('the authorization flow through the second step ends with an id_token whose amr is pwd and otp', async () => {
     await createAccount(t.deps.stores, t.clock, { username: 'appuser', password: 'appuser password' });
     const first = await signedInPage('appuser', 'appuser password');

@@ -456,6 +456,21 @@ forEachDatabase('account security', (database) => {
     assert.match(element(unverified, 'passkey-name'), /value="Work laptop"/, 'a passkey not verified keeps the name typed for the next try');
   });
 
+  test("the new passkey's form sent with no passkey (Enter in its name field without script) says adding one needs script, not that a passkey failed to verify", async () => {
+    const { browser } = await signedIn();
+    for (const fields of [{ name: 'Laptop' }, { name: 'Laptop', credential: '' }] as Record<string, string>[]) {
+      const refused = await security(browser, { action: 'passkey-add', ...fields });
+      assert.equal(refused.status, 400);
+      const page = await refused.text();
+      assert.match(page, /No passkey came with the form: adding one needs a browser with passkeys and JavaScript\./);
+      assert.doesNotMatch(page, /could not be verified/);
+    }
+    const zh = new Browser(t, { 'user-agent': CHROME, 'accept-language': 'zh-CN' });
+    const { user } = await signedIn();
+    assert.equal((await zh.signIn(user.username)).status, 303);
+    assert.match(await (await security(zh, { action: 'passkey-add', name: '笔记本' })).text(), /表单中没有通行密钥/);
+  });
+
   test('a change made is answered as made when its security-log line cannot be written: new recovery codes are shown, not lost behind an error page', async () => {
     const { user, browser } = await signedIn();
     const { secret } = await enableTotp(browser);

@@ -141,6 +141,8 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
 
   async 'passkey-add'(ctx) {
     const deps = ctx.request.server.deps;
+    // The form sent by Enter in its name field, or without script: no ceremony took place.
+    if (!ctx.body.credential) return ctx.render({ errors: { field: 'passkey', message: 'no passkey came with the form: adding one needs a browser with passkeys and JavaScript', words: { key: 'security.passkeyNotSent' } }, sentPasskey: { name: ctx.body.name ?? '' } }, 400);
     try {
       const passkey = await registerPasskey(deps, ctx.user, ctx.body.credential ?? '', ctx.body.name ?? '');
       if (!passkey) return ctx.render({ errors: { field: 'passkey', message: 'the passkey could not be verified; try adding it again', words: { key: 'security.passkeyNotVerified' } }, sentPasskey: { name: ctx.body.name ?? '' } }, 400);
