@@ -82,6 +82,12 @@
             window.location.assign(refusal.location);
             return;
           }
+          if (answer.status === 403) {
+            // The form's CSRF token is no longer the browser's (a sign-in in another tab made a new one): trying again cannot help.
+            say('reload', 'This page has expired. Reload it and try again.');
+            button.disabled = false;
+            return;
+          }
           if (answer.status === 401) {
             say('expired', 'Your sign-in expired. Start again.');
             button.disabled = false;

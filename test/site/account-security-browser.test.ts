@@ -219,6 +219,23 @@ describe('account security in a browser', () => {
     await context.close();
   });
 
+  test('a passkey button on a page left open while another tab signed in (a new form token) says to reload the page, not to try again', async () => {
+    await createAccount(t.deps.stores, t.clock, { username: 'twotabs', password: 'twotabs password' });
+    const context = await browser.newContext({ viewport: { width: 360, height: 740 }, locale: 'zh-CN', extraHTTPHeaders: { 'accept-language': 'zh-CN' } });
+    const [stale, other] = [await context.newPage(), await context.newPage()];
+    await addAuthenticator(stale);
+    await stale.goto(`${t.baseUrl}/login`);
+    await other.goto(`${t.baseUrl}/login`);
+    await other.getByLabel('用户名').fill('twotabs');
+    await other.getByLabel('密码').fill('twotabs password');
+    await other.getByRole('button', { name: '登录', exact: true }).click();
+    await other.waitForURL(`${t.baseUrl}/`);
+    await stale.getByRole('button', { name: '使用通行密钥登录' }).click();
+    await stale.getByText('此页面已过期，请刷新页面后重试。').waitFor();
+    assert.equal(stale.url(), `${t.baseUrl}/login`);
+    await context.close();
+  });
+
   test('the authorization flow through the second step ends with an id_token whose amr is pwd and otp', async () => {
     await createAccount(t.deps.stores, t.clock, { username: 'appuser', password: 'appuser password' });
     const first = await signedInPage('appuser', 'appuser password');

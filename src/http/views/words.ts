@@ -158,7 +158,7 @@ export function personName(user: Pick<User, 'username' | 'nickname'>): Html {
  * come from the page, in the page's language.
  */
 export function passkeyStatus(t: Translator): Html {
-  return html`<p class="hint" role="status" data-webauthn-status data-waiting="${t.text('common.passkeyWaiting')}" data-checking="${t.text('common.passkeyChecking')}" data-failed="${t.text('common.passkeyFailed')}" data-expired="${t.text('common.passkeyExpired')}"></p>`;
+  return html`<p class="hint" role="status" data-webauthn-status data-waiting="${t.text('common.passkeyWaiting')}" data-checking="${t.text('common.passkeyChecking')}" data-failed="${t.text('common.passkeyFailed')}" data-expired="${t.text('common.passkeyExpired')}" data-reload="${t.text('common.passkeyReload')}"></p>`;
 }
 
 /**
