@@ -471,6 +471,21 @@ forEachDatabase('account security', (database) => {
     assert.match(await (await security(zh, { action: 'passkey-add', name: '笔记本' })).text(), /表单中没有通行密钥/);
   });
 
+  test("a passkey left unnamed is named in the page's language, the word its name field showed as placeholder", async () => {
+    for (const [language, word] of [['zh-CN', '通行密钥'], ['zh-TW', '通行金鑰'], ['en', 'Passkey']] as const) {
+      const user = await newUser(t);
+      const browser = new Browser(t, { 'user-agent': CHROME, 'accept-language': language });
+      assert.equal((await browser.signIn(user.username)).status, 303);
+      assert.match(await (await browser.fetch('/settings/security')).text(), new RegExp(`id="passkey-name" [^>]*placeholder="${word}"`));
+      await addPasskey(t, browser, { name: '' });
+      const [added] = await t.deps.stores.passkeys.listForUser(user.id);
+      assert.equal(added!.name, word, `${language}: added`);
+      assert.equal((await security(browser, { action: 'passkey-rename', credential_id: added!.credentialId, name: 'Laptop' })).status, 303);
+      assert.equal((await security(browser, { action: 'passkey-rename', credential_id: added!.credentialId, name: '  ' })).status, 303);
+      assert.equal((await t.deps.stores.passkeys.listForUser(user.id))[0]!.name, word, `${language}: renamed to nothing`);
+    }
+  });
+
   test('a change made is answered as made when its security-log line cannot be written: new recovery codes are shown, not lost behind an error page', async () => {
     const { user, browser } = await signedIn();
     const { secret } = await enableTotp(browser);

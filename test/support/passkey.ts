@@ -82,10 +82,10 @@ export class SoftwarePasskey {
 const csrfOf = (browser: Browser) => browser.cookies.get('svc_csrf')!;
 
 /** Registers a software passkey through /settings/security, as the page's script does. */
-export async function addPasskey(t: TestApp, browser: Browser, kind: { counts?: boolean } = {}): Promise<SoftwarePasskey> {
+export async function addPasskey(t: TestApp, browser: Browser, kind: { counts?: boolean; name?: string } = {}): Promise<SoftwarePasskey> {
   const passkey = new SoftwarePasskey(t.baseUrl, undefined, kind.counts ?? true);
   const options = await (await browser.postForm('/settings/security/passkeys/options', { _csrf: csrfOf(browser) })).json() as { challenge: string };
-  const added = await browser.postForm('/settings/security', { _csrf: csrfOf(browser), action: 'passkey-add', name: 'Laptop', credential: passkey.register(options) });
+  const added = await browser.postForm('/settings/security', { _csrf: csrfOf(browser), action: 'passkey-add', name: kind.name ?? 'Laptop', credential: passkey.register(options) });
   assert.equal(added.status, 303, 'the passkey is added');
   return passkey;
 }

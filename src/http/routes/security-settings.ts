@@ -21,7 +21,7 @@ import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { PASSKEY_OPTIONS_LIMITED, PASSKEY_OPTIONS_PER_MINUTE } from './sign-in.js';
 import { UNREADABLE_STATUS, noticeFrom, requireSignIn, sendPage, signInAgainPath } from '../pages.js';
 import { codesUnreadable, tryAgain } from './settings-problems.js';
-import { attemptOrigin, currentSignIn, endSession, pageContext, rotateSession, setDeviceCookie, userAgent, verifyCsrf } from '../plugins/session.js';
+import { attemptOrigin, currentSignIn, endSession, pageContext, requestLocale, rotateSession, setDeviceCookie, userAgent, verifyCsrf } from '../plugins/session.js';
 import { SECURITY_LOG_PAGE_SIZE, type SecurityPageState, securityPage } from '../views/security.js';
 import type { FormError } from '../views/settings.js';
 
@@ -30,6 +30,15 @@ const page = { config: { html: true } };
 const text = { type: 'string', maxLength: 20_000 } as const;
 
 type Body = Partial<Record<'action' | 'current_password' | 'new_password' | 'code' | 'name' | 'credential' | 'credential_id' | 'session', string>>;
+
+/**
+ * The name typed for a passkey, or, when none was, the word its field showed as placeholder, in
+ * the page's language: a Chinese page's member is not given a passkey named "Passkey".
+ */
+function typedPasskeyName(ctx: ActionContext): string {
+  const typed = ctx.body.name ?? '';
+  return typed.trim() === '' ? ctx.request.server.deps.words(requestLocale(ctx.request)).text('security.passkeyPlaceholder') : typed;
+}
 
 /** What `?notice=` after a change says, in the catalogs' words. */
 const NOTICES: Readonly<Record<string, Words>> = {
@@ -144,7 +153,7 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
     // The form sent by Enter in its name field, or without script: no ceremony took place.
     if (!ctx.body.credential) return ctx.render({ errors: { field: 'passkey', message: 'no passkey came with the form: adding one needs a browser with passkeys and JavaScript', words: { key: 'security.passkeyNotSent' } }, sentPasskey: { name: ctx.body.name ?? '' } }, 400);
     try {
-      const passkey = await registerPasskey(deps, ctx.user, ctx.body.credential ?? '', ctx.body.name ?? '');
+      const passkey = await registerPasskey(deps, ctx.user, ctx.body.credential ?? '', typedPasskeyName(ctx));
       if (!passkey) return ctx.render({ errors: { field: 'passkey', message: 'the passkey could not be verified; try adding it again', words: { key: 'security.passkeyNotVerified' } }, sentPasskey: { name: ctx.body.name ?? '' } }, 400);
       await ctx.record({ kind: 'passkey.added', detail: { name: passkey.name, passkey_id: passkeyRef(passkey.credentialId) } });
       return ctx.done('passkey-added');
@@ -159,7 +168,7 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
   async 'passkey-rename'(ctx) {
     let name: string;
     try {
-      name = checkPasskeyName(ctx.body.name ?? '');
+      name = checkPasskeyName(typedPasskeyName(ctx));
     } catch (error) {
       if (error instanceof InputError) return ctx.render({ errors: error.problems, sentPasskey: { credentialId: ctx.body.credential_id, name: ctx.body.name ?? '' } }, 400);
       throw error;
