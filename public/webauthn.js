@@ -53,6 +53,15 @@
     };
   };
 
+  // A passkey the site no longer knows (removed, or its account deleted): the browser's passkey
+  // manager is asked to forget it (WebAuthn Level 3 signalUnknownCredential, where there is one),
+  // so it is not offered again.
+  for (const form of document.querySelectorAll('form[data-unknown-credential]')) {
+    if (typeof PublicKeyCredential.signalUnknownCredential !== 'function') break;
+    PublicKeyCredential.signalUnknownCredential({ rpId: window.location.hostname, credentialId: form.dataset.unknownCredential })
+      .catch((error) => console.warn('passkey not forgotten:', error));
+  }
+
   for (const button of document.querySelectorAll('button[data-webauthn]')) {
     const form = button.form;
     const status = form.querySelector('[data-webauthn-status]');

@@ -236,6 +236,26 @@ describe('account security in a browser', () => {
     await context.close();
   });
 
+  test('a passkey removed on the security page and then used to sign in is told so, and the browser forgets it (signalUnknownCredential)', async () => {
+    await createAccount(t.deps.stores, t.clock, { username: 'forgetter', password: 'forgetter password' });
+    const { context, page } = await signedInPage('forgetter', 'forgetter password');
+    const device = await addAuthenticator(page);
+    await page.goto(`${t.baseUrl}/settings/security`);
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await page.getByText('The passkey was added').waitFor();
+    await page.getByRole('button', { name: 'Remove passkey Passkey' }).click();
+    await page.getByText('The passkey was removed').waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.goto(`${t.baseUrl}/login`);
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.getByText('That passkey is no passkey of an account here').waitFor();
+    // The page's script signals once it loads; the authenticator forgets soon after.
+    const held = async () => (await device.cdp.send('WebAuthn.getCredentials', { authenticatorId: device.authenticatorId })).credentials.length;
+    for (let i = 0; i < 20 && await held() > 0; i++) await page.waitForTimeout(100);
+    assert.equal(await held(), 0, 'the authenticator no longer offers it');
+    await context.close();
+  });
+
   test('the authorization flow through the second step ends with an id_token whose amr is pwd and otp', async () => {
     await createAccount(t.deps.stores, t.clock, { username: 'appuser', password: 'appuser password' });
     const first = await signedInPage('appuser', 'appuser password');

@@ -20,7 +20,7 @@ import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase, whileInsertsFail } from '../support/databases.js';
 import { fullWidth } from '../support/full-width.js';
 import { normalizes } from '../support/normalizes.js';
-import { addPasskey } from '../support/passkey.js';
+import { addPasskey, passkeyAlone } from '../support/passkey.js';
 
 const KEYS_SECRET = 'a test secret of at least thirty-two characters';
 const STEP = 30_000;
@@ -484,6 +484,23 @@ forEachDatabase('account security', (database) => {
       assert.equal((await security(browser, { action: 'passkey-rename', credential_id: added!.credentialId, name: '  ' })).status, 303);
       assert.equal((await t.deps.stores.passkeys.listForUser(user.id))[0]!.name, word, `${language}: renamed to nothing`);
     }
+  });
+
+  test('a passkey removed from its account and used again is told it is no passkey of an account here, and the page asks the browser to forget it; a wrong signature is not', async () => {
+    const { user, browser } = await signedIn();
+    const removed = await addPasskey(t, browser);
+    const kept = await addPasskey(t, browser);
+    assert.equal((await security(browser, { action: 'passkey-remove', credential_id: removed.credentialId })).status, 303);
+    const zh = new Browser(t, { 'user-agent': CHROME, 'accept-language': 'zh-CN' });
+    const refused = await passkeyAlone(zh, removed);
+    assert.equal(refused.status, 401);
+    const page = await refused.text();
+    assert.match(page, /<p class="alert" role="alert" id="form-error">这个通行密钥不属于本站的任何账号，可能已被移除。/);
+    assert.match(page, new RegExp(`data-unknown-credential="${removed.credentialId}"`), 'named for public/webauthn.js to signal (WebAuthn L3 signalUnknownCredential)');
+    const forged = await (await passkeyAlone(new Browser(t), kept, true)).text();
+    assert.match(forged, /That passkey could not be verified/);
+    assert.doesNotMatch(forged, /data-unknown-credential/, "a passkey of the account is never the browser's to forget");
+    assert.equal((await t.deps.stores.passkeys.listForUser(user.id)).length, 1);
   });
 
   test('a change made is answered as made when its security-log line cannot be written: new recovery codes are shown, not lost behind an error page', async () => {

@@ -215,9 +215,13 @@ export async function registerPasskey(deps: PasskeyDeps, user: User, responseTex
  * A verified passkey with its account's status as the write that recorded the use found it (an
  * earlier read of the account may say otherwise), or a refusal with the stored passkey the
  * response named, if it named one (of `expectedUserId`, for a second step), for the logs to say
- * whose passkey failed.
+ * whose passkey failed; or the credential id it named that no stored passkey has
+ * (`unknownCredentialId`), which the browser may forget (WebAuthn Level 3, signalUnknownCredential).
  */
-export type PasskeyCheck = { ok: true; passkey: Passkey; status: UserStatus } | { ok: false; passkey?: Passkey };
+export type PasskeyCheck = { ok: true; passkey: Passkey; status: UserStatus } | { ok: false; passkey?: Passkey; unknownCredentialId?: string };
+
+/** A credential id as base64url: at most 1023 bytes (W3C WebAuthn, "Credential ID"). */
+const CREDENTIAL_ID = /^[A-Za-z0-9_-]{1,1364}$/;
 
 /**
  * Verifies an authentication response: for a sign-in with a passkey alone (`purpose` sign_in,
@@ -232,7 +236,8 @@ export async function authenticateWithPasskey(
   const response = parseResponse<AuthenticationResponseJSON>(responseText);
   if (!response) return { ok: false };
   const passkey = await deps.stores.passkeys.find(response.id);
-  if (!passkey) return { ok: false };
+  // No account here has it (removed, or its account deleted): the browser may be told to forget it.
+  if (!passkey) return CREDENTIAL_ID.test(response.id) ? { ok: false, unknownCredentialId: response.id } : { ok: false };
   if (expectedUserId !== undefined && passkey.userId !== expectedUserId) return { ok: false };
   const refused = { ok: false, passkey } as const;
   const { rpID, origin } = relyingParty(deps.settings.baseUrl);

@@ -373,7 +373,9 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       else recordUnusableSignIn(deps, user, origin, passkeyId);
       const context = await pageContext(request, reply);
       // A passkey that verified is the account's holder, as the right password is: told the status.
-      const told = checked.ok && user ? toldNotActive(context.t, user, 'passkey') : { error: context.t.text(WRONG_PASSKEY.key) };
+      const told = checked.ok && user ? toldNotActive(context.t, user, 'passkey')
+        : !checked.ok && checked.unknownCredentialId !== undefined ? { error: context.t.text('sign-in.unknownPasskey'), unknownCredentialId: checked.unknownCredentialId }
+          : { error: context.t.text(WRONG_PASSKEY.key) };
       return sendPage(reply, signInPage(context, {
         username: '', returnTo, appName: await appNameFor(app, request, returnTo), ...told, ...lostRequestOf(request.body),
       }), 401);

@@ -57,6 +57,11 @@ export interface SignInForm extends LostRequest {
    */
   notActive?: { username: User['username']; appealTo: string | undefined } | undefined;
   reauthenticate?: boolean;
+  /**
+   * The credential id of a passkey that no account here has (removed, or its account deleted):
+   * public/webauthn.js asks the browser to forget it (WebAuthn Level 3, signalUnknownCredential).
+   */
+  unknownCredentialId?: string | undefined;
 }
 
 /** The words that say whom to appeal to, a link to `appealTo` when there is one. */
@@ -95,7 +100,7 @@ ${form.requestTooLong ? html`<p class="notice">${t.text('sign-in.requestTooLong'
     ? html`<p class="hint">${rich(t, 'sign-in.appeal', { username: form.notActive.username, a: appealLink(form.notActive.appealTo) })}</p>`
     : html`<p class="hint links"><a href="/password/forgot">${t.text('recovery.forgotLink')}</a></p>`}
 </form>
-<form method="post" action="/login/passkey" class="passkey-sign-in">
+<form method="post" action="/login/passkey" class="passkey-sign-in"${form.unknownCredentialId === undefined ? '' : html` data-unknown-credential="${form.unknownCredentialId}"`}>
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <input type="hidden" name="return_to" value="${form.returnTo}">
   ${lostRequestFields(form)}
