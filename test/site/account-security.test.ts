@@ -20,7 +20,7 @@ import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase, whileInsertsFail } from '../support/databases.js';
 import { fullWidth } from '../support/full-width.js';
 import { normalizes } from '../support/normalizes.js';
-import { addPasskey, passkeyAlone } from '../support/passkey.js';
+import { SoftwarePasskey, addPasskey, passkeyAlone } from '../support/passkey.js';
 
 const KEYS_SECRET = 'a test secret of at least thirty-two characters';
 const STEP = 30_000;
@@ -501,6 +501,21 @@ forEachDatabase('account security', (database) => {
     assert.match(forged, /That passkey could not be verified/);
     assert.doesNotMatch(forged, /data-unknown-credential/, "a passkey of the account is never the browser's to forget");
     assert.equal((await t.deps.stores.passkeys.listForUser(user.id)).length, 1);
+  });
+
+  test('a passkey made on the device but refused by the page (its name) is one the browser is asked to forget; one already registered is not', async () => {
+    const { browser } = await signedIn();
+    const registerOptions = async () => (await (await browser.postForm('/settings/security/passkeys/options', { _csrf: csrf(browser) })).json()) as { challenge: string };
+    const made = new SoftwarePasskey(t.baseUrl);
+    const refused = await security(browser, { action: 'passkey-add', name: 'Lap\u202etop', credential: made.register(await registerOptions()) });
+    assert.equal(refused.status, 400);
+    assert.match(await refused.text(), new RegExp(`data-unknown-credential="${made.credentialId}"`), 'the device holds a passkey no account has');
+    const kept = await addPasskey(t, browser);
+    const again = await security(browser, { action: 'passkey-add', name: 'Laptop', credential: kept.register(await registerOptions()) });
+    assert.equal(again.status, 400);
+    const page = await again.text();
+    assert.match(page, /That passkey is already registered/);
+    assert.doesNotMatch(page, /data-unknown-credential/, "a registered passkey is never the browser's to forget");
   });
 
   test('a change made is answered as made when its security-log line cannot be written: new recovery codes are shown, not lost behind an error page', async () => {

@@ -29,6 +29,8 @@ export const PASSKEY_NAME_MAX_LENGTH = 60;
 /** A response as a browser sends it is a few kilobytes; nothing larger is parsed. */
 const RESPONSE_MAX_LENGTH = 16_384;
 const TIMEOUT_MS = 120_000;
+/** A credential id as base64url: at most 1023 bytes (W3C WebAuthn, "Credential ID"). */
+const CREDENTIAL_ID = /^[A-Za-z0-9_-]{1,1364}$/;
 
 /**
  * @simplewebauthn/server, loaded on the first passkey ceremony: its certificate parsers are the
@@ -170,6 +172,17 @@ function consuming(deps: PasskeyDeps, purpose: ChallengePurpose, accepts: (owner
 }
 
 /**
+ * The credential id a registration response names when no stored passkey has it: the device made
+ * a passkey the site refused (its name, or a response that did not verify), which the browser may
+ * forget (WebAuthn Level 3, signalUnknownCredential). `undefined` for one stored, or no id.
+ */
+export async function unknownCredentialOf(deps: PasskeyDeps, responseText: string): Promise<string | undefined> {
+  const id = parseResponse<RegistrationResponseJSON>(responseText)?.id;
+  if (id === undefined || !CREDENTIAL_ID.test(id)) return undefined;
+  return (await deps.stores.passkeys.find(id)) ? undefined : id;
+}
+
+/**
  * Verifies a registration response from `user`'s browser and stores the passkey under `name`.
  * `undefined` when the response is malformed, its challenge unknown, used, expired or another
  * user's, or its attestation does not verify.
@@ -219,9 +232,6 @@ export async function registerPasskey(deps: PasskeyDeps, user: User, responseTex
  * (`unknownCredentialId`), which the browser may forget (WebAuthn Level 3, signalUnknownCredential).
  */
 export type PasskeyCheck = { ok: true; passkey: Passkey; status: UserStatus } | { ok: false; passkey?: Passkey; unknownCredentialId?: string };
-
-/** A credential id as base64url: at most 1023 bytes (W3C WebAuthn, "Credential ID"). */
-const CREDENTIAL_ID = /^[A-Za-z0-9_-]{1,1364}$/;
 
 /**
  * Verifies an authentication response: for a sign-in with a passkey alone (`purpose` sign_in,

@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InputError, type Words } from '../../core/errors.js';
 import type { Session, User } from '../../core/accounts/ports.js';
 import { changePassword } from '../../core/accounts/password-change.js';
-import { checkPasskeyName, passkeyRef, registerPasskey, registrationOptions } from '../../core/accounts/passkeys.js';
+import { checkPasskeyName, passkeyRef, registerPasskey, registrationOptions, unknownCredentialOf } from '../../core/accounts/passkeys.js';
 import type { EventOrigin, NewSecurityEvent } from '../../core/accounts/security-log.js';
 import {
   type CodeCheck, beginTotpEnrolment, confirmTotpEnrolment, disableTotp, pendingTotpEnrolment, regenerateRecoveryCodes, secondFactorsOf,
@@ -150,17 +150,19 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
 
   async 'passkey-add'(ctx) {
     const deps = ctx.request.server.deps;
+    const credential = ctx.body.credential ?? '';
     // The form sent by Enter in its name field, or without script: no ceremony took place.
-    if (!ctx.body.credential) return ctx.render({ errors: { field: 'passkey', message: 'no passkey came with the form: adding one needs a browser with passkeys and JavaScript', words: { key: 'security.passkeyNotSent' } }, sentPasskey: { name: ctx.body.name ?? '' } }, 400);
+    if (!credential) return ctx.render({ errors: { field: 'passkey', message: 'no passkey came with the form: adding one needs a browser with passkeys and JavaScript', words: { key: 'security.passkeyNotSent' } }, sentPasskey: { name: ctx.body.name ?? '' } }, 400);
+    // Refused, the passkey the device made is no account's: the page asks the browser to forget it.
+    const refused = async (errors: FormError[]) =>
+      ctx.render({ errors, sentPasskey: { name: ctx.body.name ?? '', unknownCredentialId: await unknownCredentialOf(deps, credential) } }, 400);
     try {
-      const passkey = await registerPasskey(deps, ctx.user, ctx.body.credential ?? '', typedPasskeyName(ctx));
-      if (!passkey) return ctx.render({ errors: { field: 'passkey', message: 'the passkey could not be verified; try adding it again', words: { key: 'security.passkeyNotVerified' } }, sentPasskey: { name: ctx.body.name ?? '' } }, 400);
+      const passkey = await registerPasskey(deps, ctx.user, credential, typedPasskeyName(ctx));
+      if (!passkey) return refused([{ field: 'passkey', message: 'the passkey could not be verified; try adding it again', words: { key: 'security.passkeyNotVerified' } }]);
       await ctx.record({ kind: 'passkey.added', detail: { name: passkey.name, passkey_id: passkeyRef(passkey.credentialId) } });
       return ctx.done('passkey-added');
     } catch (error) {
-      if (error instanceof InputError) {
-        return ctx.render({ errors: error.problems.map((p) => ({ ...p, field: p.field === 'name' ? 'name' : 'passkey' })), sentPasskey: { name: ctx.body.name ?? '' } }, 400);
-      }
+      if (error instanceof InputError) return refused(error.problems.map((p) => ({ ...p, field: p.field === 'name' ? 'name' : 'passkey' })));
       throw error;
     }
   },

@@ -42,9 +42,11 @@ export interface SecurityPageState {
   /**
    * The passkey form sent, when refused: which passkey's rename form (`credential_id`), and the
    * name typed, shown again in that form's field to be mended or sent again. Each passkey has a rename form with
-   * a field `name`, as the new passkey's form has.
+   * a field `name`, as the new passkey's form has. A new passkey refused names the credential the
+   * device made, which no account has (`unknownCredentialId`), for public/webauthn.js to have the
+   * browser forget it.
    */
-  sentPasskey?: { credentialId?: string | undefined; name: string } | undefined;
+  sentPasskey?: { credentialId?: string | undefined; name: string; unknownCredentialId?: string | undefined } | undefined;
   notice?: Words | undefined;
   /** Enrolment under way: the secret as a QR code (data: URI) and as text. */
   enrolment?: (TotpEnrolment & { qr: string }) | undefined;
@@ -198,7 +200,7 @@ ${state.passkeys.length === 0 ? html`<p class="muted">${t.text('security.noPassk
         <input type="hidden" name="credential_id" value="${p.credentialId}">
         <button type="submit" class="danger" aria-label="${t.text('security.removeNamed', { name: isolated(p.name) })}">${t.text('security.remove')}</button>
       </form>`] })))}
-<form method="post" action="/settings/security">
+<form method="post" action="/settings/security"${sent?.unknownCredentialId === undefined ? '' : html` data-unknown-credential="${sent.unknownCredentialId}"`}>
   ${hidden(context, 'passkey-add')}
   <input type="hidden" name="credential" data-webauthn-result>
   <label for="passkey-name">${t.text('security.newPasskeyName')}</label>
