@@ -175,7 +175,7 @@ describe('account security in a browser', () => {
     await page.waitForURL(`${t.baseUrl}/`);
     assert.ok(await page.getByRole('button', { name: 'Sign out' }).isVisible(), 'signed in with the passkey alone');
     const sessions = await t.deps.stores.sessions.listForUser(user.id, t.clock.now());
-    assert.deepEqual(sessions[0]!.amr, ['hwk', 'user']);
+    assert.deepEqual(sessions[0]!.amr, ['hwk', 'user', 'mfa']);
 
     // A passkey does not turn two-step verification on by itself (no recovery codes without an
     // app): the password alone still signs in. With it on, the passkey serves as the second step.
@@ -192,7 +192,7 @@ describe('account security in a browser', () => {
     await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.waitForURL(`${t.baseUrl}/`);
     const latest = (await t.deps.stores.sessions.listForUser(user.id, t.clock.now()))[0]!;
-    assert.deepEqual(latest.amr, ['pwd', 'hwk', 'user']);
+    assert.deepEqual(latest.amr, ['pwd', 'hwk', 'user', 'mfa']);
     // Each passkey change and each sign-in, whatever signed it in, is one audit event, with no passkey's name.
     const audited = t.audit.filter((e) => 'userId' in e && e.userId === user.id);
     assert.deepEqual(audited.filter((e) => e.audit.startsWith('passkey.')).map((e) => e.audit), ['passkey.added', 'passkey.added', 'passkey.removed']);
@@ -256,7 +256,7 @@ describe('account security in a browser', () => {
     await context.close();
   });
 
-  test('the authorization flow through the second step ends with an id_token whose amr is pwd and otp', async () => {
+  test('the authorization flow through the second step ends with an id_token whose amr is pwd, otp and mfa', async () => {
     await createAccount(t.deps.stores, t.clock, { username: 'appuser', password: 'appuser password' });
     const first = await signedInPage('appuser', 'appuser password');
     const secret = await enrol(first.page);
@@ -299,7 +299,7 @@ describe('account security in a browser', () => {
     });
     assert.equal(response.status, 200);
     const claims = decodeJwt(((await response.json()) as { id_token: string }).id_token);
-    assert.deepEqual(claims.amr, ['pwd', 'otp']);
+    assert.deepEqual(claims.amr, ['pwd', 'otp', 'mfa']);
     assert.equal(claims.nonce, 'browser-nonce');
     await context.close();
   });

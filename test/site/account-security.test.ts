@@ -253,7 +253,7 @@ forEachDatabase('account security', (database) => {
     assert.equal(second.headers.get('location'), '/posts/new', 'back where the sign-in was going');
     assert.equal((await t.deps.stores.sessions.listForUser(user.id, t.clock.now())).length, sessions + 1);
     const session = (await t.deps.stores.sessions.listForUser(user.id, t.clock.now()))[0]!;
-    assert.deepEqual(session.amr, ['pwd', 'otp']);
+    assert.deepEqual(session.amr, ['pwd', 'otp', 'mfa']);
     assert.ok(await isSignedIn(fresh));
   });
 
@@ -529,7 +529,7 @@ forEachDatabase('account security', (database) => {
     assert.equal((await signInWithCode(new Browser(t), user.username, fresh[0]!)).status, 303, 'and they sign in');
   });
 
-  test('the authorization flow keeps working through the second step (prompt=login, max_age), and amr says pwd, then pwd and otp', async () => {
+  test('the authorization flow keeps working through the second step (prompt=login, max_age), and amr says pwd, then pwd, otp and mfa', async () => {
     const { user, browser } = await signedIn();
     const c = await newClient(t);
     const authorize = async (extra: Record<string, string>) => {
@@ -566,12 +566,12 @@ forEachDatabase('account security', (database) => {
     assert.equal(second.headers.get('location'), returnTo, 'the second step returns to the authorization request');
     const tokens = await redeem(await approve(browser, returnTo), forced.pkce);
     const claims = decodeJwt(tokens.id_token);
-    assert.deepEqual(claims.amr, ['pwd', 'otp']);
+    assert.deepEqual(claims.amr, ['pwd', 'otp', 'mfa']);
     assert.equal(claims.auth_time, Math.floor(t.clock.now() / 1000));
 
     // A refresh keeps the sign-in's methods (OIDC Core 12.2).
     const refreshed = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) });
-    assert.deepEqual(decodeJwt(((await refreshed.json()) as { id_token: string }).id_token).amr, ['pwd', 'otp']);
+    assert.deepEqual(decodeJwt(((await refreshed.json()) as { id_token: string }).id_token).amr, ['pwd', 'otp', 'mfa']);
 
     // max_age: a session older than it signs in again, through the second step too.
     t.clock.advance(120_000);
@@ -580,7 +580,7 @@ forEachDatabase('account security', (database) => {
     assert.equal(again.pathname, '/login');
     const back = await signInWithCode(browser, user.username, totpCode(secret, t.clock.now()), again.searchParams.get('return_to')!);
     const agedClaims = decodeJwt((await redeem(await approve(browser, back.headers.get('location')!), aged.pkce)).id_token);
-    assert.deepEqual(agedClaims.amr, ['pwd', 'otp']);
+    assert.deepEqual(agedClaims.amr, ['pwd', 'otp', 'mfa']);
     assert.equal(agedClaims.auth_time, Math.floor(t.clock.now() / 1000));
   });
 

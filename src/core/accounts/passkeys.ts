@@ -68,9 +68,15 @@ export function passkeyRef(credentialId: string): string {
   return createHash('sha256').update(credentialId).digest('base64url').slice(0, 16);
 }
 
-/** RFC 8176 methods a passkey proves: a key held in hardware (or synced, `swk`) and a user present. */
+/**
+ * RFC 8176 methods a passkey's sign-in proves: a key held in hardware (or synced, `swk`), a user
+ * present, and two factors (`mfa`). Alone, the authenticator verified its user by PIN or biometric
+ * besides holding the key (`requireUserVerification` at sign-in: NIST SP 800-63B's multi-factor
+ * cryptographic authenticator); as the second step, it follows the password. Apps that ask for a
+ * multi-factor sign-in read `mfa`, as Okta's and Entra's id_tokens carry it.
+ */
 export function passkeyAmr(passkey: Pick<Passkey, 'backedUp'>): string[] {
-  return [passkey.backedUp ? 'swk' : 'hwk', 'user'];
+  return [passkey.backedUp ? 'swk' : 'hwk', 'user', 'mfa'];
 }
 
 export function checkPasskeyName(name: string): string {

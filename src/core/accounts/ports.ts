@@ -116,7 +116,7 @@ export interface Session {
   createdAt: Instant;
   lastSeenAt: Instant;
   expiresAt: Instant;
-  /** RFC 8176 methods the sign-in passed: `['pwd']`, `['pwd', 'otp']`, `['hwk', 'user']`… */
+  /** RFC 8176 methods the sign-in passed: `['pwd']`, `['pwd', 'otp', 'mfa']`, `['hwk', 'user', 'mfa']`… */
   amr: string[];
   /** The browser's User-Agent at sign-in (at most 512 characters). */
   userAgent: string;

@@ -303,7 +303,7 @@ export function finishPendingSignIn(deps: { stores: Stores; clock: { now(): Inst
   return deps.stores.pendingSignIns.consume(pending.idHash, deps.clock.now());
 }
 
-/** RFC 8176: a password and then a one-time code (an app's, or a recovery code). */
+/** RFC 8176: a password and then a one-time code (an app's, or a recovery code): two factors, `mfa`. */
 export function amrAfterCode(pending: PendingSignIn): string[] {
-  return [...new Set([...pending.amr, 'otp'])];
+  return [...new Set([...pending.amr, 'otp', 'mfa'])];
 }
