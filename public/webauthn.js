@@ -62,6 +62,19 @@
       .catch((error) => console.warn('passkey not forgotten:', error));
   }
 
+  // The account's passkeys as the site holds them now (the security page, signed in): the
+  // browser's passkey manager drops any other of this account's, removed here or from another
+  // device (WebAuthn Level 3 signalAllAcceptedCredentials, where there is one). Ids are base64url:
+  // no spaces.
+  const accepted = document.querySelector('[data-accepted-credentials]');
+  if (accepted && typeof PublicKeyCredential.signalAllAcceptedCredentials === 'function') {
+    PublicKeyCredential.signalAllAcceptedCredentials({
+      rpId: accepted.dataset.rpId,
+      userId: accepted.dataset.userId,
+      allAcceptedCredentialIds: accepted.dataset.acceptedCredentials.split(' ').filter((id) => id !== ''),
+    }).catch((error) => console.warn('passkeys not told:', error));
+  }
+
   for (const button of document.querySelectorAll('button[data-webauthn]')) {
     const form = button.form;
     const status = form.querySelector('[data-webauthn-status]');

@@ -236,6 +236,22 @@ describe('account security in a browser', () => {
     await context.close();
   });
 
+  /** How many passkeys `device` holds once the page's script had time to signal (it changes soon after the page loads). */
+  async function heldBy(page: Page, device: { cdp: CDPSession; authenticatorId: string }, awaited: number): Promise<number> {
+    const held = async () => (await device.cdp.send('WebAuthn.getCredentials', { authenticatorId: device.authenticatorId })).credentials.length;
+    for (let i = 0; i < 20 && await held() !== awaited; i++) await page.waitForTimeout(100);
+    return held();
+  }
+
+  /** Removes the account's passkey named `name` from another browser, whose device holds none. */
+  async function removeElsewhere(username: string, password: string, name: string): Promise<void> {
+    const other = await signedInPage(username, password);
+    await other.page.goto(`${t.baseUrl}/settings/security`);
+    await other.page.getByRole('button', { name: `Remove passkey ${name}` }).click();
+    await other.page.getByText('The passkey was removed').waitFor();
+    await other.context.close();
+  }
+
   test('a passkey removed on the security page and then used to sign in is told so, and the browser forgets it (signalUnknownCredential)', async () => {
     await createAccount(t.deps.stores, t.clock, { username: 'forgetter', password: 'forgetter password' });
     const { context, page } = await signedInPage('forgetter', 'forgetter password');
@@ -243,16 +259,36 @@ describe('account security in a browser', () => {
     await page.goto(`${t.baseUrl}/settings/security`);
     await page.getByRole('button', { name: 'Add a passkey' }).click();
     await page.getByText('The passkey was added').waitFor();
-    await page.getByRole('button', { name: 'Remove passkey Passkey' }).click();
-    await page.getByText('The passkey was removed').waitFor();
+    // Removed from another browser: this one's security page would have its device drop it (signalAllAcceptedCredentials).
+    await removeElsewhere('forgetter', 'forgetter password', 'Passkey');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.goto(`${t.baseUrl}/login`);
     await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
     await page.getByText('That passkey is no passkey of an account here').waitFor();
     // The page's script signals once it loads; the authenticator forgets soon after.
-    const held = async () => (await device.cdp.send('WebAuthn.getCredentials', { authenticatorId: device.authenticatorId })).credentials.length;
-    for (let i = 0; i < 20 && await held() > 0; i++) await page.waitForTimeout(100);
-    assert.equal(await held(), 0, 'the authenticator no longer offers it');
+    assert.equal(await heldBy(page, device, 0), 0, 'the authenticator no longer offers it');
+    await context.close();
+  });
+
+  test("a passkey removed on the security page is dropped by the device at once, and one removed from another browser once the device's browser views the page (signalAllAcceptedCredentials)", async () => {
+    await createAccount(t.deps.stores, t.clock, { username: 'dropper', password: 'dropper password' });
+    const { context, page } = await signedInPage('dropper', 'dropper password');
+    const device = await addAuthenticator(page);
+    await page.goto(`${t.baseUrl}/settings/security`);
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await page.getByText('The passkey was added').waitFor();
+    await page.waitForTimeout(500);
+    assert.equal(await heldBy(page, device, 1), 1, 'a passkey the account has is kept');
+    await page.getByRole('button', { name: 'Remove passkey Passkey' }).click();
+    await page.getByText('The passkey was removed').waitFor();
+    assert.equal(await heldBy(page, device, 0), 0, 'the removed passkey is no longer offered, before any sign-in with it fails');
+
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await page.getByText('The passkey was added').waitFor();
+    await removeElsewhere('dropper', 'dropper password', 'Passkey');
+    assert.equal(await heldBy(page, device, 1), 1, 'the device has not heard of it yet');
+    await page.goto(`${t.baseUrl}/settings/security`);
+    assert.equal(await heldBy(page, device, 0), 0, 'the next view of the page has the device drop it');
     await context.close();
   });
 

@@ -518,6 +518,24 @@ forEachDatabase('account security', (database) => {
     assert.doesNotMatch(page, /data-unknown-credential/, "a registered passkey is never the browser's to forget");
   });
 
+  test("every view of the security page names the account's passkeys as stored now, with the relying party and user handle the registration used, for the browser to drop one removed (signalAllAcceptedCredentials)", async () => {
+    const { browser } = await signedIn();
+    const accepted = async () => {
+      const section = /<section class="card" aria-labelledby="passkeys-heading"([^>]*)>/.exec(await (await browser.fetch('/settings/security')).text())![1]!;
+      const attribute = (name: string) => new RegExp(` ${name}="([^"]*)"`).exec(section)?.[1];
+      return { rpId: attribute('data-rp-id'), userId: attribute('data-user-id'), ids: attribute('data-accepted-credentials')?.split(' ').filter((id) => id !== '').sort() };
+    };
+    assert.deepEqual((await accepted()).ids, [], 'none yet: the device is to hold none of this account');
+    const options = await (await browser.postForm('/settings/security/passkeys/options', { _csrf: csrf(browser) })).json() as { rp: { id: string }; user: { id: string } };
+    const removed = await addPasskey(t, browser);
+    const kept = await addPasskey(t, browser);
+    assert.deepEqual(await accepted(), { rpId: options.rp.id, userId: options.user.id, ids: [removed.credentialId, kept.credentialId].sort() });
+    assert.equal((await security(browser, { action: 'passkey-remove', credential_id: removed.credentialId })).status, 303);
+    assert.deepEqual(await accepted(), { rpId: options.rp.id, userId: options.user.id, ids: [kept.credentialId] }, 'the removed one is left out');
+    const other = await signedIn();
+    assert.notEqual((await (await other.browser.postForm('/settings/security/passkeys/options', { _csrf: csrf(other.browser) })).json() as typeof options).user.id, options.user.id, "each account's handle is its own");
+  });
+
   test('a change made is answered as made when its security-log line cannot be written: new recovery codes are shown, not lost behind an error page', async () => {
     const { user, browser } = await signedIn();
     const { secret } = await enableTotp(browser);

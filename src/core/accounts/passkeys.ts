@@ -60,6 +60,23 @@ function userHandle(userId: number): Uint8Array {
 }
 
 /**
+ * What the security page tells the browser of the account's passkeys (WebAuthn Level 3,
+ * signalAllAcceptedCredentials): the relying party and user handle the registration used, and the
+ * credential ids stored now, so the device's passkey manager drops one of the account's that is
+ * not among them (removed here, from any device) instead of offering it until a sign-in fails.
+ */
+export interface AcceptedCredentials { rpId: string; userId: string; allAcceptedCredentialIds: string[] }
+
+export function acceptedCredentials(deps: Pick<PasskeyDeps, 'settings'>, userId: number, passkeys: readonly Pick<Passkey, 'credentialId'>[]): AcceptedCredentials {
+  return {
+    rpId: relyingParty(deps.settings.baseUrl).rpID,
+    // As generateRegistrationOptions sent it: base64url of the same bytes.
+    userId: Buffer.from(userHandle(userId)).toString('base64url'),
+    allAcceptedCredentialIds: passkeys.map((p) => p.credentialId),
+  };
+}
+
+/**
  * How the logs name a passkey: 16 characters of the SHA-256 of its credential id. Not the id
  * itself, which the authenticator chose and may be 1023 bytes long (W3C WebAuthn, "Credential
  * ID"); never the public key.
@@ -131,6 +148,8 @@ export async function registrationOptions(deps: PasskeyDeps, user: User): Promis
   return (await webauthn()).generateRegistrationOptions({
     rpName: labelName(deps.settings.siteNames),
     rpID,
+    // The username, which never changes: the name the device shows needs no update later
+    // (no signalCurrentUserDetails), as a nickname shown here would.
     userName: user.username,
     userDisplayName: user.username,
     userID: userHandle(user.id) as never,

@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InputError, type Words } from '../../core/errors.js';
 import type { Session, User } from '../../core/accounts/ports.js';
 import { changePassword } from '../../core/accounts/password-change.js';
-import { checkPasskeyName, passkeyRef, registerPasskey, registrationOptions, unknownCredentialOf } from '../../core/accounts/passkeys.js';
+import { acceptedCredentials, checkPasskeyName, passkeyRef, registerPasskey, registrationOptions, unknownCredentialOf } from '../../core/accounts/passkeys.js';
 import type { EventOrigin, NewSecurityEvent } from '../../core/accounts/security-log.js';
 import {
   type CodeCheck, beginTotpEnrolment, confirmTotpEnrolment, disableTotp, pendingTotpEnrolment, regenerateRecoveryCodes, secondFactorsOf,
@@ -229,7 +229,8 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
     const events = await stores.securityEvents.listForUser(user.id, requested * SECURITY_LOG_PAGE_SIZE, SECURITY_LOG_PAGE_SIZE);
     const notice = noticeFrom(request, NOTICES);
     return sendPage(reply, securityPage(await pageContext(request, reply), {
-      username: user.username, factors, passkeys, sessions, currentSession: session.idHash, events, logPage: requested, notice, ...state,
+      username: user.username, factors, passkeys, sessions, currentSession: session.idHash, events, logPage: requested, notice,
+      acceptedCredentials: acceptedCredentials(app.deps, user.id, passkeys), ...state,
     }), status);
   }
 

@@ -7,6 +7,7 @@ import type { Session } from '../../core/accounts/ports.js';
 import type { Page } from '../../core/stores.js';
 import type { Passkey, SecurityEvent } from '../../core/accounts/ports.js';
 import type { SecondFactors, TotpEnrolment } from '../../core/accounts/two-step.js';
+import type { AcceptedCredentials } from '../../core/accounts/passkeys.js';
 import { describeUserAgent, deviceText } from '../../core/accounts/user-agent.js';
 import type { Words } from '../../core/errors.js';
 import type { Translator } from '../../core/locales.js';
@@ -48,6 +49,11 @@ export interface SecurityPageState {
    */
   sentPasskey?: { credentialId?: string | undefined; name: string; unknownCredentialId?: string | undefined } | undefined;
   notice?: Words | undefined;
+  /**
+   * The account's passkeys as the browser is to learn them (`acceptedCredentials`), on every view
+   * of the page: public/webauthn.js has the device drop one removed, here or from another device.
+   */
+  acceptedCredentials?: AcceptedCredentials | undefined;
   /** Enrolment under way: the secret as a QR code (data: URI) and as text. */
   enrolment?: (TotpEnrolment & { qr: string }) | undefined;
   /** Recovery codes just made: shown this once. */
@@ -182,7 +188,8 @@ function passkeysSection(context: PageContext, state: SecurityPageState): Html {
     return html`<input type="text" id="${id}" name="name" value="${errors.length > 0 ? sent!.name : p.name}" required maxlength="60" ${control(errors, 'name', { id })}>
         ${fieldMessage(errors, 'name', { id, words })}`;
   };
-  return html`<section class="card" aria-labelledby="passkeys-heading">
+  const accepted = state.acceptedCredentials;
+  return html`<section class="card" aria-labelledby="passkeys-heading"${accepted === undefined ? '' : html` data-rp-id="${accepted.rpId}" data-user-id="${accepted.userId}" data-accepted-credentials="${accepted.allAcceptedCredentialIds.join(' ')}"`}>
 <h2 id="passkeys-heading">${t.text('security.passkeysHeading')}</h2>
 <p>${t.text('security.passkeysIntro')}</p>
 ${errorSummary(error, words)}
