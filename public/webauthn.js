@@ -80,6 +80,10 @@
     const status = form.querySelector('[data-webauthn-status]');
     // The page gives the words in its language (`data-waiting`, …); English when it has none.
     const say = (name, english) => { if (status) status.textContent = status.dataset[name] || english; };
+    // The new passkey's name: sent with the options request, so a name the server would refuse is
+    // told before the device makes a passkey, in the server's words for the form.
+    const nameField = button.dataset.webauthn === 'create' ? form.elements.namedItem('name') : null;
+    if (nameField) nameField.addEventListener('input', () => nameField.setCustomValidity(''));
     button.hidden = false;
     // Enter in the form's text field (the new passkey's name) submits it with no passkey: start the ceremony instead.
     form.addEventListener('submit', (event) => {
@@ -95,11 +99,20 @@
           method: 'POST',
           credentials: 'same-origin',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ _csrf: form.elements._csrf.value }),
+          body: JSON.stringify(nameField ? { _csrf: form.elements._csrf.value, name: nameField.value } : { _csrf: form.elements._csrf.value }),
         });
         if (!answer.ok) {
           // The service asks for a fresh sign-in first (a recent one is needed to add a passkey).
           const refusal = await answer.json().catch(() => ({}));
+          if (nameField && refusal.field === 'name' && typeof refusal.error_description === 'string') {
+            // The name is refused: mended and sent again, it is asked about again.
+            nameField.setCustomValidity(refusal.error_description);
+            if (status) status.textContent = refusal.error_description;
+            form.reportValidity();
+            nameField.focus();
+            button.disabled = false;
+            return;
+          }
           if (typeof refusal.location === 'string' && refusal.location.startsWith('/')) {
             window.location.assign(refusal.location);
             return;

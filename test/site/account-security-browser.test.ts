@@ -219,6 +219,38 @@ describe('account security in a browser', () => {
     await context.close();
   });
 
+  test("a new passkey's name the page would refuse is told before the device makes a passkey, in the page's language; mended, the passkey is added", async () => {
+    const user = await createAccount(t.deps.stores, t.clock, { username: 'namer', password: 'namer password' });
+    const context = await browser.newContext({ viewport: { width: 360, height: 740 }, locale: 'zh-CN', extraHTTPHeaders: { 'accept-language': 'zh-CN' } });
+    const page = await context.newPage();
+    await page.goto(`${t.baseUrl}/login`);
+    await page.getByLabel('用户名').fill('namer');
+    await page.getByLabel('密码').fill('namer password');
+    await page.getByRole('button', { name: '登录', exact: true }).click();
+    await page.waitForURL(`${t.baseUrl}/`);
+    const device = await addAuthenticator(page);
+    let made = 0;
+    device.cdp.on('WebAuthn.credentialAdded', () => { made++; });
+    await page.goto(`${t.baseUrl}/settings/security`);
+    const name = page.getByLabel('新通行密钥的名称');
+    await name.fill('笔记\u202e本');
+    await page.getByRole('button', { name: '添加通行密钥' }).click();
+    const status = page.locator('#passkey-name ~ [data-webauthn-status]');
+    await page.getByText('请删除其中的控制字符或不可见字符。').first().waitFor();
+    assert.equal(await status.innerText(), '请删除其中的控制字符或不可见字符。', 'told in the form, as the page would say it');
+    assert.equal(await name.evaluate((field: HTMLInputElement) => field.validationMessage), '请删除其中的控制字符或不可见字符。');
+    assert.equal(page.url(), `${t.baseUrl}/settings/security`, 'nothing was sent');
+    await page.waitForTimeout(300);
+    assert.equal(made, 0, 'the device made no passkey');
+    assert.equal((await device.cdp.send('WebAuthn.getCredentials', { authenticatorId: device.authenticatorId })).credentials.length, 0);
+    await name.fill('笔记本');
+    await page.getByRole('button', { name: '添加通行密钥' }).click();
+    await page.getByText('通行密钥已添加').waitFor();
+    assert.equal(made, 1);
+    assert.deepEqual((await t.deps.stores.passkeys.listForUser(user.id)).map((p) => p.name), ['笔记本']);
+    await context.close();
+  });
+
   test('a passkey button on a page left open while another tab signed in (a new form token) says to reload the page, not to try again', async () => {
     await createAccount(t.deps.stores, t.clock, { username: 'twotabs', password: 'twotabs password' });
     const context = await browser.newContext({ viewport: { width: 360, height: 740 }, locale: 'zh-CN', extraHTTPHeaders: { 'accept-language': 'zh-CN' } });

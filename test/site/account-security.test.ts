@@ -536,6 +536,27 @@ forEachDatabase('account security', (database) => {
     assert.notEqual((await (await other.browser.postForm('/settings/security/passkeys/options', { _csrf: csrf(other.browser) })).json() as typeof options).user.id, options.user.id, "each account's handle is its own");
   });
 
+  test("a new passkey's name the form would refuse is refused with its options, before the device makes a passkey, in the words the form shows in the page's language; the form still checks it", async () => {
+    for (const language of ['zh-CN', 'zh-TW', 'en']) {
+      const browser = new Browser(t, { 'user-agent': CHROME, 'accept-language': language });
+      assert.equal((await browser.signIn((await newUser(t)).username)).status, 303);
+      const options = (name: string) => browser.postForm('/settings/security/passkeys/options', { _csrf: csrf(browser), name });
+      for (const name of ['Lap\u202etop', 'x'.repeat(61)]) {
+        const refused = await options(name);
+        assert.equal(refused.status, 400, `${language}: ${JSON.stringify(name)}`);
+        assert.equal(refused.headers.get('cache-control'), 'no-store');
+        const body = await refused.json() as Record<string, unknown>;
+        assert.equal(body.error, 'invalid_request');
+        assert.equal(body.field, 'name');
+        assert.equal(body.challenge, undefined, 'no challenge: nothing for the device to make a passkey with');
+        const page = await (await security(browser, { action: 'passkey-add', name, credential: '{}' })).text();
+        const shown = /<p class="field-error" id="passkey-name-error">([^<]*)<\/p>/.exec(page)![1]!.replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+        assert.equal(body.error_description, shown, `${language}: the words the form shows`);
+      }
+      for (const name of ['Laptop', '', '  ']) assert.equal((await options(name)).status, 200, `${language}: ${JSON.stringify(name)} is taken`);
+    }
+  });
+
   test('a change made is answered as made when its security-log line cannot be written: new recovery codes are shown, not lost behind an error page', async () => {
     const { user, browser } = await signedIn();
     const { secret } = await enableTotp(browser);

@@ -24,6 +24,8 @@ import { codesUnreadable, tryAgain } from './settings-problems.js';
 import { attemptOrigin, currentSignIn, endSession, pageContext, requestLocale, rotateSession, setDeviceCookie, userAgent, verifyCsrf } from '../plugins/session.js';
 import { SECURITY_LOG_PAGE_SIZE, type SecurityPageState, securityPage } from '../views/security.js';
 import type { FormError } from '../views/settings.js';
+import { sentence, sentences } from '../views/forms.js';
+import { problemText } from '../views/words.js';
 
 const PATH = '/settings/security';
 const page = { config: { html: true } };
@@ -35,9 +37,24 @@ type Body = Partial<Record<'action' | 'current_password' | 'new_password' | 'cod
  * The name typed for a passkey, or, when none was, the word its field showed as placeholder, in
  * the page's language: a Chinese page's member is not given a passkey named "Passkey".
  */
-function typedPasskeyName(ctx: ActionContext): string {
-  const typed = ctx.body.name ?? '';
-  return typed.trim() === '' ? ctx.request.server.deps.words(requestLocale(ctx.request)).text('security.passkeyPlaceholder') : typed;
+function typedPasskeyName(request: FastifyRequest, typed: string): string {
+  return typed.trim() === '' ? request.server.deps.words(requestLocale(request)).text('security.passkeyPlaceholder') : typed;
+}
+
+/**
+ * What is wrong with the name typed for a new passkey, in the words its field shows on the page
+ * (`fieldMessage`), or `undefined` for a name the form takes: the page's script asks before the
+ * device makes a passkey, which a refused name would leave on it.
+ */
+function passkeyNameProblem(request: FastifyRequest, typed: string): string | undefined {
+  try {
+    checkPasskeyName(typedPasskeyName(request, typed));
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    const t = request.server.deps.words(requestLocale(request));
+    return sentences(error.problems.map((p) => sentence(problemText(t, p))));
+  }
 }
 
 /** What `?notice=` after a change says, in the catalogs' words. */
@@ -157,7 +174,7 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
     const refused = async (errors: FormError[]) =>
       ctx.render({ errors, sentPasskey: { name: ctx.body.name ?? '', unknownCredentialId: await unknownCredentialOf(deps, credential) } }, 400);
     try {
-      const passkey = await registerPasskey(deps, ctx.user, credential, typedPasskeyName(ctx));
+      const passkey = await registerPasskey(deps, ctx.user, credential, typedPasskeyName(ctx.request, ctx.body.name ?? ''));
       if (!passkey) return refused([{ field: 'passkey', message: 'the passkey could not be verified; try adding it again', words: { key: 'security.passkeyNotVerified' } }]);
       await ctx.record({ kind: 'passkey.added', detail: { name: passkey.name, passkey_id: passkeyRef(passkey.credentialId) } });
       return ctx.done('passkey-added');
@@ -170,7 +187,7 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
   async 'passkey-rename'(ctx) {
     let name: string;
     try {
-      name = checkPasskeyName(typedPasskeyName(ctx));
+      name = checkPasskeyName(typedPasskeyName(ctx.request, ctx.body.name ?? ''));
     } catch (error) {
       if (error instanceof InputError) return ctx.render({ errors: error.problems, sentPasskey: { credentialId: ctx.body.credential_id, name: ctx.body.name ?? '' } }, 400);
       throw error;
@@ -267,13 +284,16 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
     return handler(ctx);
   });
 
-  app.post(`${PATH}/passkeys/options`, { ...page, schema: { body: { type: 'object', properties: { _csrf: text } } } }, async (request, reply) => {
+  // `name`, the new passkey's as typed, is checked before any challenge: refused, no passkey is made.
+  app.post(`${PATH}/passkeys/options`, { ...page, schema: { body: { type: 'object', properties: { _csrf: text, name: text } } } }, async (request: FastifyRequest<{ Body: { name?: string } }>, reply) => {
     verifyCsrf(request);
     const found = await currentSignIn(request);
     if (!found) return reply.code(401).header('cache-control', 'no-store').send({ error: 'sign_in_required', error_description: 'Sign in to add a passkey.' });
     if (!isRecentSignIn(found.session, clock.now())) {
       return reply.code(401).header('cache-control', 'no-store').send({ error: 'sign_in_again', error_description: 'Sign in again to add a passkey: the sign-in is not recent enough.', location: SIGN_IN_AGAIN });
     }
+    const nameProblem = request.body.name === undefined ? undefined : passkeyNameProblem(request, request.body.name);
+    if (nameProblem !== undefined) return reply.code(400).header('cache-control', 'no-store').send({ error: 'invalid_request', error_description: nameProblem, field: 'name' });
     // Each stores a challenge: a signed-in user gets a bounded number.
     const decision = await app.deps.limiter.hit(`passkey-options:user:${found.user.id}`, PASSKEY_OPTIONS_PER_MINUTE, 60, clock.now());
     if (!decision.allowed) return reply.code(429).headers(throttledHeaders('passkey-options', 60)).header('cache-control', 'no-store').send(PASSKEY_OPTIONS_LIMITED);
