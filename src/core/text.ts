@@ -103,17 +103,19 @@ export function unitsBeforeNormalizing(maxLength: number): number {
 
 /**
  * Control characters stored text may not hold: PostgreSQL text cannot hold NUL at all, and the
- * others have no place in what people write. A `line` (a title, a bio) holds no tab, line break
- * or bidirectional control either; a `text` (a body, a comment) may hold tabs and line breaks; a
- * `paragraph` (an application's description, shown where people decide whether to trust it) may
- * hold them too, but no bidirectional control; a `name` holds no invisible character
+ * others have no place in what people write: the C1 ones (U+0080–U+009F) as much as the C0 ones,
+ * U+0085 a line break and U+009B a terminal's control sequence introducer, which the refusal's
+ * words ("Remove the control characters.") name as well. A `line` (a title, a bio) holds no tab,
+ * line break or bidirectional control either; a `text` (a body, a comment) may hold tabs and line
+ * breaks; a `paragraph` (an application's description, shown where people decide whether to trust
+ * it) may hold them too, but no bidirectional control; a `name` holds no invisible character
  * (`INVISIBLE`) but those that build an emoji (`EMOJI_PARTS`), and at least one letter or digit.
  */
-const TEXT_CONTROLS = '\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f';
+const TEXT_CONTROLS = '\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f';
 const CONTROLS = {
   text: new RegExp(`[${TEXT_CONTROLS}]`),
   paragraph: new RegExp(`[${TEXT_CONTROLS}${BIDI_CONTROLS}]`),
-  line: new RegExp(`[\\x00-\\x1f\\x7f${BIDI_CONTROLS}]`),
+  line: new RegExp(`[\\x00-\\x1f\\x7f-\\x9f${BIDI_CONTROLS}]`),
   name: { test: (text: string) => INVISIBLE.test(text.replace(EMOJI_PARTS, '')) },
 } as const;
 

@@ -10,6 +10,7 @@ import { after, before, test } from 'node:test';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { type Fields, type Visitor, signedInMember } from './visitor.js';
+import { person } from '../staff/support.js';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -75,4 +76,50 @@ forEachDatabase('control and invisible characters, as each field is told of them
     assert.ok(comment.text.includes(CONTROLS.en!), 'a comment is told of control characters only');
     assert.ok(!comment.text.includes(INVISIBLE.en!));
   });
+});
+
+forEachDatabase('C1 control characters, refused as control characters', (database) => {
+  let t: TestApp;
+  let counter = 0;
+  before(async () => { t = await startTestApp(database); });
+  after(() => t.close());
+
+  const fieldError = (page: string, id: string) => new RegExp(`<p class="field-error" id="${id}-error">([^<]*)</p>`).exec(page)?.[1];
+
+  // U+0085 NEXT LINE is a line break (UAX #14 class NL) and U+009B the 8-bit CONTROL SEQUENCE
+  // INTRODUCER of a terminal's escape sequences: control characters (Cc) as much as U+0001 is.
+  for (const [label, control] of [['U+0085 (next line)', '\u0085'], ['U+009B (control sequence introducer)', '\u009b']] as const) {
+    test(`every text field refuses ${label} as a control character, as it refuses U+0001, in every language: a token's name, a title, a body, a comment, a bio, an app's description and a staff reason`, async () => {
+      const { user, visitor } = await signedInMember(t, `cone${++counter}`, PASSWORD);
+      const posted = await visitor.post('/posts/new', { title: 'Fine', category: 'General', body: 'Fine.', status: 'published' });
+      assert.equal(posted.status, 303);
+      const admin = await person(t, 'admin', { twoStep: true });
+      const value = `left${control}right`;
+      for (const language of ['en', 'zh-CN', 'zh-TW']) {
+        visitor.cookies.set('lang', language);
+        admin.visitor.cookies.set('lang', language);
+        const token = await visitor.post('/settings/tokens', { name: value, scopes: ['profile:read'], expires_in_days: '30', password: PASSWORD });
+        assert.equal(token.status, 400, `${language}: token name`);
+        assert.equal(fieldError(token.text, 'name'), CONTROLS[language], `${language}: token name`);
+        const post = await visitor.post('/posts/new', { title: value, category: 'General', body: value, status: 'published' });
+        assert.equal(post.status, 400, `${language}: post`);
+        assert.equal(fieldError(post.text, 'title'), CONTROLS[language], `${language}: title`);
+        assert.equal(fieldError(post.text, 'body'), CONTROLS[language], `${language}: body`);
+        const comment = await visitor.post(`${posted.location}/comments`, { comment: value });
+        assert.equal(comment.status, 400, `${language}: comment`);
+        assert.ok(comment.text.includes(CONTROLS[language]!), `${language}: comment`);
+        const bio = await visitor.post('/settings/profile', { bio: value });
+        assert.equal(bio.status, 400, `${language}: bio`);
+        assert.equal(fieldError(bio.text, 'bio'), CONTROLS[language], `${language}: bio`);
+        const app = await visitor.post('/settings/developers', { name: 'Fine App', description: value, homepage: '', redirect_uris: 'https://app.example/cb', type: 'public' });
+        assert.equal(app.status, 400, `${language}: app description`);
+        assert.equal(fieldError(app.text, 'description'), CONTROLS[language], `${language}: app description`);
+        const reason = await admin.visitor.post(`/admin/members/${user.id}/status`, { status: 'active', reason: `checked ${control} twice`, confirm: 'yes' });
+        assert.equal(reason.status, 400, `${language}: staff reason`);
+        assert.equal(fieldError(reason.text, 'confirm-reason'), CONTROLS[language], `${language}: staff reason`);
+      }
+      assert.deepEqual(await t.deps.stores.personalTokens.listForUser(user.id), [], 'no token stored');
+      assert.equal((await t.deps.stores.users.findById(user.id))?.bio ?? '', '', 'no bio stored');
+    });
+  }
 });
