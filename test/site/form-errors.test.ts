@@ -150,6 +150,18 @@ forEachDatabase('form errors', (database) => {
     assert.equal(refused.status, 429, 'each wrong current password was counted');
   });
 
+  test('a current password longer than any password is not the current one, and, as at sign-in, counts as no failed attempt: pasted ten times it locks no one out', async () => {
+    const visitor = await member();
+    const pasted = 'p'.repeat(PASSWORD_MAX_LENGTH + 1);
+    for (let i = 0; i <= SIGN_IN_FAILURES_PER_DEVICE; i += 1) {
+      const response = await visitor.post('/settings/security', { action: 'change-password', current_password: `${pasted}${i}`, new_password: i % 2 === 0 ? `${pasted}${i}` : 'a brand new passphrase' });
+      assert.equal(response.status, 400, `attempt ${i + 1}`);
+      assertFieldError(response.text, 'current_password', /^That is not your current password\.$/);
+    }
+    const changed = await visitor.post('/settings/security', { action: 'change-password', current_password: PASSWORD, new_password: 'a brand new passphrase' });
+    assert.equal(changed.status, 303, 'no attempt was counted');
+  });
+
   test('a password change with the right current password and a too-weak new one names the new one alone', async () => {
     const visitor = await member();
     const response = await visitor.post('/settings/security', { action: 'change-password', current_password: PASSWORD, new_password: 'password123' });

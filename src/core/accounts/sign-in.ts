@@ -12,7 +12,7 @@ import type { Locale } from '../locales.js';
 import { addressKey } from '../addresses.js';
 import { type AuditEvent, type AuditSink, type SignInFailure, typedUsername } from '../audit.js';
 import { type DeviceCookies, type DeviceEntry, accountKey } from './device-cookies.js';
-import { PasswordsBusyError, verifyPassword } from './passwords.js';
+import { PASSWORD_MAX_LENGTH, PasswordsBusyError, verifyPassword } from './passwords.js';
 import type { RateLimitDecision, RateLimiter } from '../rate-limiter.js';
 import type { Stores } from '../stores.js';
 import type { User, UserStatus } from './ports.js';
@@ -250,7 +250,10 @@ export async function countedCheck<T>(
 /**
  * Asks a signed-in user for the password again before a sensitive action (a new personal
  * token, a password change), counted exactly as sign-in is, so the form cannot be used to guess.
- * A right password renews the browser's device cookie, as a sign-in does.
+ * A right password renews the browser's device cookie, as a sign-in does. One longer than any
+ * password (`PASSWORD_MAX_LENGTH`, a paste gone wrong) is wrong untried and uncounted, as the
+ * sign-in form sends it back (`tooLongToSignIn`): it guesses nothing, and ten of them locked the
+ * browser out of the account.
  */
 export async function confirmPassword(
   deps: Omit<SignInDeps, 'securityLog'>,
@@ -258,6 +261,7 @@ export async function confirmPassword(
   password: string,
   origin: AttemptOrigin,
 ): Promise<{ ok: true; deviceCookie: string } | { ok: false; reason: 'wrong' } | Throttled> {
+  if (password.length > PASSWORD_MAX_LENGTH) return { ok: false, reason: 'wrong' };
   const account = accountKey(user.username);
   const result = await countedCheck(deps, user, origin, async () => {
     const found = await deps.stores.users.findCredentials(account);
