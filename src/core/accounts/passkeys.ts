@@ -96,8 +96,9 @@ export function passkeyAmr(passkey: Pick<Passkey, 'backedUp'>): string[] {
   return [passkey.backedUp ? 'swk' : 'hwk', 'user', 'mfa'];
 }
 
+/** A passkey's name as stored. One left blank is named by the page it was added on, in its language. */
 export function checkPasskeyName(name: string): string {
-  return checkedText('name', name.trim() === '' ? 'Passkey' : name, { kind: 'name', max: PASSKEY_NAME_MAX_LENGTH, min: 1 });
+  return checkedText('name', name, { kind: 'name', max: PASSKEY_NAME_MAX_LENGTH, min: 1 });
 }
 
 /**
