@@ -87,7 +87,7 @@ forEachDatabase('the limits of verification mails', (database) => {
     const refused = await visitor.post('/settings/email', { email });
     assert.equal(refused.status, 429);
     assert.match(refused.text, /could not be delivered/, 'the page says the mail did not arrive');
-    assert.doesNotMatch(refused.text, /id="live-link"/, 'and does not say to open it');
+    assert.doesNotMatch(refused.text, /id="last-link"/, 'and does not say to open it');
   });
 
   test('a save the address\'s daily limit refuses says the wait in hours and minutes, in the page\'s language, not "601 minutes"', async () => {
@@ -114,7 +114,7 @@ forEachDatabase('the limits of verification mails', (database) => {
     assert.equal(refused.status, 429);
     const link = await t.deps.database.db.selectFrom('email_links').select(['expires_at', 'token_hash']).where('user_id', '=', user.id).where('used_at', 'is', null).executeTakeFirstOrThrow();
     const ends = Number(link.expires_at);
-    const notice = /<p class="notice" id="live-link">([^]*?)<\/p>/.exec(refused.text)?.[1]?.replace(/<[^>]*>/g, '');
+    const notice = /<p class="notice" id="last-link">([^]*?)<\/p>/.exec(refused.text)?.[1]?.replace(/<[^>]*>/g, '');
     assert.equal(notice, `The last link we mailed to ${email} still works, until ${formatSiteTime(ends, 'Asia/Shanghai')}: open that mail and follow its link to verify the address; you need no new one. Its “Not you?” link is for someone who did not ask, and would take the address off your account.`);
     assert.ok(refused.text.includes(`<time datetime="${machineTime(ends)}">`), 'the end as a time, with its instant');
     assert.doesNotMatch(refused.text, /follow its (&quot;|")Not you\?(&quot;|") link: then this address can be saved again/, 'no way out that takes the address off the account');
@@ -130,7 +130,7 @@ forEachDatabase('the limits of verification mails', (database) => {
   });
 
   /** The notice about the last link on a refused save's page, as read. */
-  const liveLinkNotice = (page: string) => /<p class="notice" id="live-link">([^]*?)<\/p>/.exec(page)?.[1]?.replace(/<[^>]*>/g, '');
+  const lastLinkNotice = (page: string) => /<p class="notice" id="last-link">([^]*?)<\/p>/.exec(page)?.[1]?.replace(/<[^>]*>/g, '');
 
   test('the last link is said to still work only once its mail was handed to the mail server: while it waits in the outbox (not tried yet, or the relay down) the page says it has not gone out yet, and sends no one to "Not you?"', async () => {
     beforeEndOfDay(12 * HOUR_MS);
@@ -140,19 +140,19 @@ forEachDatabase('the limits of verification mails', (database) => {
     const waiting = `The mail with the last link for ${email} has not gone out yet: it is waiting to be sent. When it arrives, follow its link to verify the address; you need no new one.`;
     const queued = await visitor.post('/settings/email', { email });
     assert.equal(queued.status, 429);
-    assert.equal(liveLinkNotice(queued.text), waiting, 'not tried yet');
+    assert.equal(lastLinkNotice(queued.text), waiting, 'not tried yet');
     assert.doesNotMatch(queued.text, /still works/);
     assert.doesNotMatch(queued.text, /follow its (&quot;|")Not you\?(&quot;|") link: then this address can be saved again/, 'no way out that takes the address off the account');
     for (const [language, words] of [['zh-CN', /发往 \S+ 的最新验证邮件尚未发出/], ['zh-TW', /寄往 \S+ 的最新驗證郵件尚未寄出/]] as const) {
       visitor.cookies.set('lang', language);
-      assert.match(liveLinkNotice((await visitor.post('/settings/email', { email })).text) ?? '', words, language);
+      assert.match(lastLinkNotice((await visitor.post('/settings/email', { email })).text) ?? '', words, language);
     }
     visitor.cookies.set('lang', 'en');
     await t.smtp.stop();
     try {
       await deliverMail(t);
       const relayDown = await visitor.post('/settings/email', { email });
-      assert.equal(liveLinkNotice(relayDown.text), waiting, 'tried while the relay was down, and waiting to be tried again');
+      assert.equal(lastLinkNotice(relayDown.text), waiting, 'tried while the relay was down, and waiting to be tried again');
     } finally {
       await t.smtp.listen();
     }
@@ -162,10 +162,10 @@ forEachDatabase('the limits of verification mails', (database) => {
     assert.equal(t.smtp.to(email).length, VERIFY_MAILS_PER_ADDRESS, 'sent once the relay was back');
     const back = await visitor.post('/settings/email', { email });
     assert.equal(back.status, 429);
-    assert.match(liveLinkNotice(back.text) ?? '', /^The last link we mailed to \S+ still works, until /, 'and then said to still work');
+    assert.match(lastLinkNotice(back.text) ?? '', /^The last link we mailed to \S+ still works, until /, 'and then said to still work');
   });
 
-  test('a last mail the outbox gave up for the site\'s own reasons (a bare 554 at DATA: its message or its relay, not the address) is not said to still work: it never arrived', async () => {
+  test('a last mail the outbox gave up for the site\'s own reasons (a bare 554 at DATA: its message or its relay, not the address) is said to be lost, with no link coming, and no one is sent to the "Not you?" link of a mail that never arrived', async () => {
     const { visitor } = await member();
     const email = address();
     t.smtp.refuse(email, 554, 'Transaction failed', 'data');
@@ -181,7 +181,13 @@ forEachDatabase('the limits of verification mails', (database) => {
     assert.ok(last?.abandoned_at !== null && last?.reply_code === null, 'given up at once, no refusal of the address kept');
     const refused = await visitor.post('/settings/email', { email });
     assert.equal(refused.status, 429);
-    assert.equal(liveLinkNotice(refused.text), undefined, 'nothing said of a link whose mail never went out');
+    assert.equal(lastLinkNotice(refused.text), `The last mail with a link for ${email} could not be sent: no link is on its way. Save the address again once the wait above is over, and a new link will be mailed.`);
+    assert.doesNotMatch(refused.text, /still works|waiting to be sent/, 'no link said to work or to be on its way');
+    assert.doesNotMatch(refused.text, /Not you\?/, 'no way out through a mail that never arrived');
     assert.doesNotMatch(refused.text, /could not be delivered/, 'nor that the address refused it: the site gave it up');
+    for (const [language, words] of [['zh-CN', /发往 \S+ 的最新验证邮件未能发出，不会有链接送达。/], ['zh-TW', /寄往 \S+ 的最新驗證郵件未能寄出，不會有連結送達。/]] as const) {
+      visitor.cookies.set('lang', language);
+      assert.match(lastLinkNotice((await visitor.post('/settings/email', { email })).text) ?? '', words, language);
+    }
   });
 });

@@ -11,6 +11,7 @@ import { constantTimeEqual, generateOpaqueId, hashSecret } from '../credentials/
 import { AccountUnusableError, InputError } from '../errors.js';
 import { DEFAULT_LOCALE, type Locale } from '../locales.js';
 import type { Mailer } from '../mail/mailer.js';
+import type { MailState } from '../mail/ports.js';
 import type { Stores } from '../stores.js';
 import type { RateLimitDecision, RateLimiter } from '../rate-limiter.js';
 import { formatSiteTime, readerTimeZone } from '../site-time.js';
@@ -142,7 +143,7 @@ const VERIFY_MAIL = 'verifyEmail';
 
 /**
  * Queues a new verification link for `address` (earlier ones stop working), in `tx`, with its
- * mail: the account's newest verification mail is its live link's (`liveLinkTo`).
+ * mail: the account's newest verification mail is its last link's (`lastLinkTo`).
  */
 async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, address: string, locale: Locale): Promise<void> {
   const now = deps.clock.now();
@@ -167,36 +168,38 @@ export type EmailChange =
   | { ok: false; reason: 'no_mail' }
   /**
    * `byAddress`: the address's own limit, which a browser that answered one of its mails passes
-   * (`refuseEmailLink`). `liveLink`: the link last mailed to this account for that mailbox, while
-   * it still works: a member waiting for their own link needs no new one.
+   * (`refuseEmailLink`). `lastLink`: the link last mailed to this account for that mailbox, while
+   * it still works: a member waiting for their own link needs no new one, and one whose mail the
+   * outbox gave up must be told no link is coming.
    */
-  | (Throttled & { byAddress: boolean; liveLink: LiveLink | null });
+  | (Throttled & { byAddress: boolean; lastLink: LastLink | null });
 
 /**
- * A verification link that still works: the address it verifies (lower-cased), when it ends, and
- * whether its mail was handed to the mail server (`sent`) or still waits in the outbox.
+ * The account's newest verification link, while it works: the address it verifies (lower-cased),
+ * when it ends, and where its mail is: handed to the mail server, waiting in the outbox, or given up
+ * by the outbox for the site's own reasons (its relay, its message), so that it never arrives.
  */
-export interface LiveLink {
+export interface LastLink {
   address: string;
   expiresAt: Instant;
-  sent: boolean;
+  mail: MailState;
 }
 
 /**
  * The link last mailed to the account for `address`'s mailbox, while it works: a refused save mails
  * nothing, so that link is still the one to open, once its mail went out. None when the mailbox's
- * server refused its mail (`refusalCode`), which then never arrived (attack236), or when the
- * outbox gave the mail up for the site's own reasons (its relay, its message) or has no record of
- * it: a link nobody will receive is none to wait for.
+ * server refused its mail (`refusalCode`: the page says so already, attack236) or the outbox has no
+ * record of it. A mail the outbox gave up is returned as such: the member waits for nothing, and
+ * is not sent to the "Not you?" link of a mail that never arrived.
  */
-async function liveLinkTo(deps: EmailDeps, userId: number, current: MemberEmail | undefined, address: string, now: Instant): Promise<LiveLink | null> {
+async function lastLinkTo(deps: EmailDeps, userId: number, current: MemberEmail | undefined, address: string, now: Instant): Promise<LastLink | null> {
   const link = await deps.stores.memberEmails.findAccountLiveLink(userId, 'verify_email', now);
   if (link === undefined || link.addressKey === null || mailboxKey(link.addressKey) !== mailboxKey(address)) return null;
   const refused = undeliveredOf(current).some((undelivered) => mailboxKey(undelivered.address) === mailboxKey(address));
   if (refused) return null;
   const mail = await deps.stores.mailOutbox.newest(userId, VERIFY_MAIL);
-  if (mail === undefined || emailKey(mail.to) !== link.addressKey || mail.state === 'given_up') return null;
-  return { address: link.addressKey, expiresAt: link.expiresAt, sent: mail.state === 'sent' };
+  if (mail === undefined || emailKey(mail.to) !== link.addressKey) return null;
+  return { address: link.addressKey, expiresAt: link.expiresAt, mail: mail.state };
 }
 
 /**
@@ -235,7 +238,7 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
     counted.push({ key, seconds, decision: hit });
     if (!hit.allowed) {
       await refund();
-      return { ...throttled(hit, now), byAddress, liveLink: await liveLinkTo(deps, user.id, current, address, now) };
+      return { ...throttled(hit, now), byAddress, lastLink: await lastLinkTo(deps, user.id, current, address, now) };
     }
   }
   const { asked, cancelled } = await deps.stores.transaction(async (tx) => {

@@ -49,11 +49,11 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
       if (!changed.ok && changed.reason === 'throttled') {
         reply.headers(throttledHeaders('verify-mail', changed.retryAfterSeconds));
         // A member waiting for their own link is told it still works (or, its mail still in the
-        // outbox, that it has not gone out yet), and not sent to "Not you?", which would take the
-        // address off their account. Else the address's own limit says how its owner gets past
-        // what others asked for.
-        const hint = changed.liveLink === null && changed.byAddress ? context.t.text('recovery.throttledAddressHint') : undefined;
-        return sendPage(reply, emailSettingsPage(context, { ...state, ...shown, notice: hint, liveLink: changed.liveLink ?? undefined, errors: tryAgain('email', 'recovery.throttled', changed.retryAfterSeconds) }), 429);
+        // outbox, that it has not gone out yet; or, given up, that none is coming), and not sent
+        // to "Not you?", which would take the address off their account or is in a mail that never
+        // came. Else the address's own limit says how its owner gets past what others asked for.
+        const hint = changed.lastLink === null && changed.byAddress ? context.t.text('recovery.throttledAddressHint') : undefined;
+        return sendPage(reply, emailSettingsPage(context, { ...state, ...shown, notice: hint, lastLink: changed.lastLink ?? undefined, errors: tryAgain('email', 'recovery.throttled', changed.retryAfterSeconds) }), 429);
       }
       if (!changed.ok) return sendPage(reply, emailSettingsPage(context, { ...state, ...shown }), 409);
       const words = !changed.changed

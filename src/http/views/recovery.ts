@@ -1,7 +1,7 @@
 /** The way back into an account (INTERFACE section 12): the e-mail settings, verification, forgotten and new passwords. */
 import { EMAIL_CANCEL_PATH, EMAIL_REFUSE_PATH, EMAIL_SETTINGS_PATH } from '../../core/urls.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/accounts/passwords.js';
-import { type EmailVerification, type LiveLink, type UndeliveredAddress, VERIFY_MAILS_PER_ADDRESS } from '../../core/accounts/email.js';
+import { type EmailVerification, type LastLink, type UndeliveredAddress, VERIFY_MAILS_PER_ADDRESS } from '../../core/accounts/email.js';
 import type { MemberEmail } from '../../core/accounts/ports.js';
 import { type FormErrors, control, errorSummary, fieldMessage, showPasswordSwitch } from './forms.js';
 import { type Html, html } from './html.js';
@@ -17,8 +17,8 @@ export interface EmailPageState {
   value?: string;
   errors?: FormErrors;
   notice?: string | undefined;
-  /** A refused save's link that still works (`changeEmail`), mailed or waiting to be: no new one is needed. */
-  liveLink?: LiveLink | undefined;
+  /** A refused save's link that still works (`changeEmail`): mailed or waiting to be, no new one is needed; given up, none is coming. */
+  lastLink?: LastLink | undefined;
 }
 
 export function emailSettingsPage(context: PageContext, state: EmailPageState): Html {
@@ -47,15 +47,21 @@ export function emailSettingsPage(context: PageContext, state: EmailPageState): 
 <h1>${t.text('recovery.emailTitle')}</h1>
 ${state.notice ? html`<p class="notice" role="status">${state.notice}</p>` : ''}
 ${errorSummary(state.errors, { t })}
-${state.liveLink ? html`<p class="notice" id="live-link">${state.liveLink.sent
-    ? rich(t, 'recovery.throttledLinkStillWorks', { address: state.liveLink.address, time: timeOf(context, state.liveLink.expiresAt) })
-    : t.text('recovery.throttledLinkWaiting', { address: state.liveLink.address })}</p>` : ''}
+${state.lastLink ? lastLinkNotice(context, state.lastLink) : ''}
 <p class="hint">${t.text('recovery.emailIntro')}</p>
 ${status}
 ${pending}
 ${state.undelivered.map(({ address, replyCode }) => html`<p class="alert" role="alert">${t.text('recovery.emailUndelivered', { address, code: String(replyCode) })}</p>`)}
 ${form}
 </section>`);
+}
+
+/** What became of the refused save's last link: no new one is needed, or none is coming. */
+function lastLinkNotice(context: PageContext, { address, expiresAt, mail }: LastLink): Html {
+  const { t } = context;
+  return html`<p class="notice" id="last-link">${mail === 'sent' ? rich(t, 'recovery.throttledLinkStillWorks', { address, time: timeOf(context, expiresAt) })
+    : mail === 'waiting' ? t.text('recovery.throttledLinkWaiting', { address })
+    : t.text('recovery.throttledLinkLost', { address })}</p>`;
 }
 
 /** The answer to a verification link: done, or a link that no longer works. */
