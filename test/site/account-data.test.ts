@@ -16,6 +16,7 @@ import type { PostStore } from '../../src/core/community/ports.js';
 import type { Stores } from '../../src/core/stores.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
 import type { AuditEvent } from '../../src/core/audit.js';
+import { SIGN_IN_FAILURES_PER_DEVICE } from '../../src/core/accounts/sign-in.js';
 import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/accounts/two-step.js';
 import { generateToken, hashSecret } from '../../src/core/credentials/formats.js';
 import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
@@ -95,6 +96,16 @@ forEachDatabase('downloading one\'s data', (database) => {
     assert.match(answer!.text, /Too many wrong attempts/);
     assert.equal((await download(visitor, { password: PASSWORD })).status, 429, 'the right password waits too');
     assert.ok(t.audit.some((e) => e.audit === 'password_confirm.failed' && e.userId === user.id), 'each wrong one is an audit event');
+  });
+
+  test('the right password for the data renews the device cookie, as a sign-in does: the wrong ones typed before it stop counting against this browser', async () => {
+    const { visitor } = await member();
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_DEVICE - 1; i++) assert.equal((await download(visitor, { password: `wrong ${i}` })).status, 400);
+    const before = visitor.cookies.get('svc_device');
+    assert.equal((await download(visitor, { password: PASSWORD })).status, 200);
+    assert.notEqual(visitor.cookies.get('svc_device'), before, 'a new device cookie, with the file');
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_DEVICE - 1; i++) assert.equal((await download(visitor, { password: `wrong again ${i}` })).status, 400);
+    assert.equal((await download(visitor, { password: PASSWORD })).status, 200, 'the failures before the file no longer count');
   });
 
   test('with two-step verification on, a code of the authenticator app stands for the password', async () => {

@@ -58,12 +58,15 @@ export class DataDownloadsBusyError extends OAuthError {
 }
 
 /**
- * Where the file goes as it is read (the HTTP reply). `begin` is called once, before the first
- * piece, with the file's time and the download's audit line to write (its security-log line is
- * committed). `write` resolves once the reader can take more, and rejects when the reader went
- * away or took nothing for too long: the download then ends there, its turn given back.
+ * Where the file goes as it is read (the HTTP reply). `proven` is called once the owner is
+ * confirmed, with the device cookie a right password renewed (`confirmOwner`). `begin` is called
+ * once, before the first piece, with the file's time and the download's audit line to write (its
+ * security-log line is committed). `write` resolves once the reader can take more, and rejects
+ * when the reader went away or took nothing for too long: the download then ends there, its turn
+ * given back.
  */
 export interface DataFileSink {
+  proven(deviceCookie: string | undefined): void;
   begin(exportedAt: string, announce: () => Promise<void>): Promise<void>;
   write(piece: string): Promise<void>;
 }
@@ -101,6 +104,7 @@ export async function downloadAccountData(
 ): Promise<DataDownload> {
   const confirmed = await confirmOwner(deps, user, proof, origin, 'enter your password to download your data');
   if (!confirmed.ok) return confirmed;
+  sink.proven(confirmed.deviceCookie);
   await dataDownloadQueue.run(async () => {
     // The line is written first, holding the account while it is active (`requireActiveAccount`),
     // and committed before anything is read: a deletion racing the download waits for it and then

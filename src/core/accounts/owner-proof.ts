@@ -19,13 +19,17 @@ export type OwnerProofRefusal =
   | Unreadable
   | Throttled;
 
-/** `missing`: what to say when neither was typed, which names the act. */
+/**
+ * `missing`: what to say when neither was typed, which names the act. A right password renews the
+ * browser's device cookie (`deviceCookie`), as a sign-in does (INTERFACE section 4); a code does
+ * not, as the sign-in's second step does not.
+ */
 export async function confirmOwner(
   deps: TwoStepDeps, user: User, proof: OwnerProof, origin: AttemptOrigin, missing: string,
-): Promise<{ ok: true } | OwnerProofRefusal> {
+): Promise<{ ok: true; deviceCookie?: string } | OwnerProofRefusal> {
   if (proof.password !== '') {
     const confirmed = await confirmPassword(deps, user, proof.password, origin);
-    if (confirmed.ok) return { ok: true };
+    if (confirmed.ok) return { ok: true, deviceCookie: confirmed.deviceCookie };
     return confirmed.reason === 'wrong' ? { ok: false, reason: 'invalid', field: 'password', message: 'that password is not right' } : confirmed;
   }
   if (proof.code.trim() !== '') {

@@ -255,6 +255,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       let began = 0;
       let written = 0;
       const sink: DataFileSink = {
+        proven: (renewed) => { if (renewed !== undefined) setDeviceCookie(request, reply, renewed); },
         begin: async (exportedAt, announce) => {
           began = clock.now();
           file = new PassThrough();
