@@ -115,7 +115,7 @@ const TEXT_CONTROLS = '\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f';
 const CONTROLS = {
   text: new RegExp(`[${TEXT_CONTROLS}]`),
   paragraph: new RegExp(`[${TEXT_CONTROLS}${BIDI_CONTROLS}]`),
-  line: new RegExp(`[\\x00-\\x1f\\x7f-\\x9f${BIDI_CONTROLS}]`),
+  line: new RegExp(`[${TEXT_CONTROLS}\\t\\n\\r${BIDI_CONTROLS}]`),
   name: { test: (text: string) => INVISIBLE.test(text.replace(EMOJI_PARTS, '')) },
 } as const;
 
