@@ -536,6 +536,18 @@ forEachDatabase('authorization endpoint', (database) => {
     assertErrorRedirect(await authorize(browser, authorizeQuery(c, { extra: { prompt: 'none', login_hint: 'someone-else' } })), c, 'interaction_required');
   });
 
+  test('a login_hint that is an e-mail address is set aside: it names no account (the username is the sign-in handle), so a signed-in member gets a code, silently too, and sign-in is not filled in with it', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    await obtainCode(browser, c);
+    for (const login_hint of ['member@example.test', 'member＠example.test']) {
+      assert.ok(redirectParams(await authorize(browser, authorizeQuery(c, { extra: { prompt: 'none', login_hint } }))).get('code'), `${login_hint}, prompt=none`);
+      assert.ok(redirectParams(await authorize(browser, authorizeQuery(c, { extra: { login_hint } }))).get('code'), `${login_hint}, remembered consent`);
+      const signedOut = await authorize(new Browser(t), authorizeQuery(c, { extra: { login_hint } }));
+      assert.equal(new URL(signedOut.headers.get('location')!, t.baseUrl).searchParams.get('login_hint'), null, 'nothing to fill in');
+    }
+  });
+
   test('prompt=none combined with another value is invalid_request', async () => {
     const { browser } = await signedInBrowser(t);
     const c = await newClient(t);

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { TYPED_USERNAME_MAX_LENGTH, createAccount, findTypedAccount } from '../../src/core/accounts/accounts.js';
+import { SIGN_IN_FAILURES_PER_ADDRESS } from '../../src/core/accounts/sign-in.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { normalizes } from '../support/normalizes.js';
@@ -109,5 +110,32 @@ forEachDatabase('typed usernames', (database) => {
     const filled = async (hint: string) => /<input[^>]*\bid="username"[^>]*\bvalue="([^"]*)"/.exec((await visitor.get(`/login?login_hint=${encodeURIComponent(hint)}`)).text)?.[1];
     for (const hint of ['mem\r\nber', 'mem\nber', 'mem\u0000ber']) assert.equal(await filled(hint), '', JSON.stringify(hint));
     assert.equal(await filled('ｍｅｍｂｅｒ'), 'ｍｅｍｂｅｒ', 'a full-width name, which NFKC reads, is filled as sent');
+  });
+
+  test('a login_hint that is an e-mail address fills nothing in: it signs no one in, and the member would type a password only to be told so', async () => {
+    const visitor = new AddressedVisitor(t.baseUrl);
+    const page = await visitor.get(`/login?login_hint=${encodeURIComponent('member@example.test')}`);
+    assert.match(page.text, /<input type="text" id="username" name="username" value=""/);
+  });
+
+  test('an e-mail address typed as the username is told to be one, sent back to mend with the way to a forgotten username, and counts as no failed sign-in: no username holds "@", nor the full-width "＠" a Chinese input method types', async () => {
+    const visitor = new AddressedVisitor(t.baseUrl);
+    const member = await createAccount(t.deps.stores, t.clock, { username: `m${randomBytes(5).toString('hex')}`, password: PASSWORD });
+    const problem = (page: string) => /<p class="field-error"[^>]*>([^]*?)<\/p>/.exec(page)?.[1]?.replace(/<[^>]*>/g, '').replace(/\s+/g, ' ').trim();
+    for (const typed of ['me@example.test', 'me＠example.test', `${'m'.repeat(200)}@example.test`]) {
+      const page = await visitor.post('/login', { username: typed, password: PASSWORD });
+      assert.equal(page.status, 400, typed);
+      assert.match(problem(page.text) ?? '', /^(Error: )?Sign in with your username: an e-mail address does not sign in here\. Forgot your username\? “Forgot password\?” below takes your verified e-mail address and mails you a link that names it\.$/, typed);
+      assert.ok(page.text.includes(`value="${typed}"`), 'the username as typed, to mend');
+      assert.match(page.text, /<input type="text" id="username"[^>]*aria-invalid="true"/);
+    }
+    visitor.cookies.set('lang', 'zh-CN');
+    assert.match(problem((await visitor.post('/login', { username: 'me@example.test', password: PASSWORD })).text) ?? '', /请用用户名登录，邮箱地址不能用于登录。/);
+    visitor.cookies.set('lang', 'zh-TW');
+    assert.match(problem((await visitor.post('/login', { username: 'me@example.test', password: PASSWORD })).text) ?? '', /請用使用者名稱登入，電子郵件地址無法用於登入。/);
+    visitor.cookies.set('lang', 'en');
+    // Past the address's limit of failures, were they counted: the member behind it still signs in.
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_ADDRESS; i++) assert.equal((await visitor.post('/login', { username: `${member.username}@example.test`, password: 'a wrong password' })).status, 400);
+    assert.equal((await visitor.post('/login', { username: member.username, password: PASSWORD })).status, 303, 'none counted against the address');
   });
 });

@@ -41,6 +41,15 @@ export function readTypedUsername(typed: string): string | undefined {
 }
 
 /**
+ * Whether a typed sign-in name is an e-mail address, which signs no one in: the username is the
+ * sign-in handle (INTERFACE section 12) and none holds "@" (USERNAME_SHAPE), nor what NFKC reads
+ * as one (`readTypedUsername`): the full-width "＠" of a Chinese input method, the small "﹫".
+ */
+export function typedEmailAddress(typed: string): boolean {
+  return /[@\uFE6B\uFF20]/.test(typed);
+}
+
+/**
  * The username `typed` reads as (`readTypedUsername`), if it has USERNAME_SHAPE, as sign-in reads
  * it (`accountKey`).
  */

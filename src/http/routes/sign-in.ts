@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../core/accounts/ports.js';
 import type { Translator } from '../../core/locales.js';
-import { TYPED_USERNAME_MAX_LENGTH } from '../../core/accounts/accounts.js';
+import { TYPED_USERNAME_MAX_LENGTH, typedEmailAddress } from '../../core/accounts/accounts.js';
 import { authenticateWithPasskey, authenticationOptions, passkeyAmr, passkeyRef } from '../../core/accounts/passkeys.js';
 import type { SecurityEventKind } from '../../core/accounts/security-log.js';
 import {
@@ -125,12 +125,14 @@ const signInBody = {
 } as const;
 
 /**
- * The problems of a username or password longer than any account's, which no check needs to see:
- * none counts as a failed sign-in, and none tells which accounts exist.
+ * The problems of a username no account can have (longer than any, or an e-mail address) or a
+ * password longer than any, which no check needs to see: none counts as a failed sign-in, and
+ * none tells which accounts exist.
  */
-function tooLongToSignIn(username: string, password: string): FieldProblem[] {
+function unsignableProblems(username: string, password: string): FieldProblem[] {
   return [
-    ...(username.length > SIGN_IN_USERNAME_MAX_LENGTH ? [loginTooLong('username', SIGN_IN_USERNAME_MAX_LENGTH, 'sign-in.usernameTooLong')] : []),
+    ...(username.length > SIGN_IN_USERNAME_MAX_LENGTH ? [loginTooLong('username', SIGN_IN_USERNAME_MAX_LENGTH, 'sign-in.usernameTooLong')]
+      : typedEmailAddress(username) ? [{ field: 'username', message: 'sign in with your username: an e-mail address does not sign in', words: { key: 'sign-in.usernameNotEmail' } }] : []),
     ...(password.length > PASSWORD_MAX_LENGTH ? [passwordTooLong(PASSWORD_MAX_LENGTH)] : []),
   ];
 }
@@ -155,9 +157,11 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     // A hint longer than any typed username (the authorization endpoint passes up to 256, OpenID
     // Connect Core 3.1.2.1 leaves its form open) can name no account: cut short it would name
     // another, so the field is left empty; so is one with a control character, as no
-    // username holds one and the browser drops a line break from the field, joining the rest.
+    // username holds one and the browser drops a line break from the field, joining the rest;
+    // and so is an e-mail address (OpenID Connect Core 3.1.2.1's example of a hint), which signs
+    // no one in here: the member would type a password only to be told so.
     const sent = request.query.login_hint;
-    const hint = typeof sent === 'string' && sent.length <= TYPED_USERNAME_MAX_LENGTH && !/\p{Cc}/u.test(sent) ? sent : '';
+    const hint = typeof sent === 'string' && sent.length <= TYPED_USERNAME_MAX_LENGTH && !/\p{Cc}/u.test(sent) && !typedEmailAddress(sent) ? sent : '';
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
       .send(signInPage(context, { username: hint, returnTo, appName: await appNameFor(app, request, returnTo), reauthenticate: request.query.reauth === '1',
         ...lostRequestOf(request.query) }).value);
@@ -169,11 +173,11 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     const username = request.body.username ?? '';
     const password = request.body.password ?? '';
     const returnTo = safeReturnTo(request.body.return_to);
-    const tooLong = tooLongToSignIn(username, password);
-    if (tooLong.length > 0) {
+    const unsignable = unsignableProblems(username, password);
+    if (unsignable.length > 0) {
       // Sent back with the username as typed, so it can be mended; never the password.
       return sendPage(reply, signInPage(await pageContext(request, reply), {
-        username, returnTo, appName: await appNameFor(app, request, returnTo), errors: tooLong,
+        username, returnTo, appName: await appNameFor(app, request, returnTo), errors: unsignable,
         reauthenticate: request.body.reauth === '1', ...lostRequestOf(request.body),
       }), 400);
     }

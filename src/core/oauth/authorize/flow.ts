@@ -10,6 +10,7 @@ import { generateAuthorizationCode, hashSecret } from '../../credentials/formats
 import { ACCOUNT_NOT_ACTIVE, OAuthError } from '../../errors.js';
 import { type Params, paramsFromEntries } from '../params.js';
 import type { Session, User } from '../../accounts/ports.js';
+import { typedEmailAddress } from '../../accounts/accounts.js';
 import type { Stores } from '../../stores.js';
 import type { Requester } from '../../addresses.js';
 import type { Locale } from '../../locales.js';
@@ -244,8 +245,16 @@ function hintedOther(request: AuthorizationRequest, signedIn: SignedIn | undefin
  * be refused after it, the browser's session switched to that account for nothing. So a
  * conflicting login_hint, the app's mistake, is set aside: it neither sends a member signed in
  * as the id_token's account to sign in again nor fills in the sign-in page.
+ *
+ * An e-mail address (3.1.2.1's own example of a hint) is set aside too: the username is the
+ * sign-in handle here (INTERFACE section 12), so it names no account, and read as one it named
+ * "another account" than every member's, which sent each signed-in member to sign in again and
+ * answered every `prompt=none` with interaction_required. It is not matched against the member's
+ * address either: that is private, and the answer to a silent request would tell the app whether
+ * an address it guessed is the member's.
  */
 async function agreedLoginHint(deps: OAuthDeps, request: AuthorizationRequest): Promise<string | null> {
+  if (request.loginHint !== null && typedEmailAddress(request.loginHint)) return null;
   const hinted = request.hintedSubject;
   if (request.loginHint === null || typeof hinted !== 'string') return request.loginHint;
   const named = /^[1-9][0-9]{0,15}$/.test(hinted) ? await deps.stores.users.findById(Number(hinted)) : undefined;
