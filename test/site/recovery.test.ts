@@ -513,6 +513,17 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.equal(t.smtp.to('name@exa\u00admple.test').length + t.smtp.to('name@example.test').length, 0, 'nothing mailed');
   });
 
+  test('an address whose domain has an empty label (two dots in a row, a dot first) is refused: no mail server takes it, and the outbox would try it for a day; a final dot, the root\'s, is kept', async () => {
+    const { user, visitor } = await member();
+    for (const typed of ['name@ex..ample.test', 'name@.example.test', 'name@example..test.']) {
+      const refused = await visitor.post('/settings/email', { email: typed });
+      assert.equal(refused.status, 400, typed);
+      assert.ok(refused.text.includes(t.deps.words('en').text('recovery.emailInvalid')), typed);
+    }
+    assert.equal(await t.deps.stores.memberEmails.find(user.id), undefined, 'nothing saved');
+    assert.equal(checkEmailAddress('name@example.test.'), 'name@example.test.');
+  });
+
   test('the sign-in page links "Forgot password?" to the forgotten-password page', async () => {
     const page = await new Visitor(t.baseUrl).get('/login');
     assert.match(page.text, /<a href="\/password\/forgot">Forgot password\?<\/a>/);
