@@ -518,6 +518,28 @@ forEachDatabase('account security', (database) => {
     assert.doesNotMatch(page, /data-unknown-credential/, "a registered passkey is never the browser's to forget");
   });
 
+  test("a passkey of an account named by another spelling of its id (its base64url's unused last bits set) is never the browser's to forget: the browser reads that spelling as the passkey's own id", async () => {
+    const { user, browser } = await signedIn();
+    const kept = await addPasskey(t, browser);
+    // 16 bytes are 22 base64url characters, the last carrying 4 unused bits: one more set spells the same bytes.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const other = kept.credentialId.slice(0, -1) + alphabet[alphabet.indexOf(kept.credentialId.at(-1)!) ^ 1];
+    assert.notEqual(other, kept.credentialId);
+    assert.ok(Buffer.from(other, 'base64url').equals(Buffer.from(kept.credentialId, 'base64url')), 'the same bytes');
+    const respelled = (credential: string) => JSON.stringify({ ...JSON.parse(credential), id: other, rawId: other });
+    const signIn = new Browser(t, { 'user-agent': CHROME });
+    await signIn.fetch('/login');
+    const options = await (await signIn.postForm('/login/passkey/options', { _csrf: csrf(signIn) })).json() as { challenge: string };
+    const refused = await signIn.postForm('/login/passkey', { _csrf: csrf(signIn), return_to: '/', credential: respelled(kept.assert(options)) });
+    assert.equal(refused.status, 401);
+    assert.doesNotMatch(await refused.text(), /data-unknown-credential/, 'a sign-in naming it');
+    const registerOptions = await (await browser.postForm('/settings/security/passkeys/options', { _csrf: csrf(browser) })).json() as { challenge: string };
+    const again = await security(browser, { action: 'passkey-add', name: 'Lap\u202etop', credential: respelled(kept.register(registerOptions)) });
+    assert.equal(again.status, 400);
+    assert.doesNotMatch(await again.text(), /data-unknown-credential/, 'a registration naming it, refused');
+    assert.equal((await t.deps.stores.passkeys.listForUser(user.id)).length, 1);
+  });
+
   test("every view of the security page names the account's passkeys as stored now, with the relying party and user handle the registration used, for the browser to drop one removed (signalAllAcceptedCredentials)", async () => {
     const { browser } = await signedIn();
     const accepted = async () => {

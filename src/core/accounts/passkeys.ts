@@ -33,6 +33,17 @@ const TIMEOUT_MS = 120_000;
 const CREDENTIAL_ID = /^[A-Za-z0-9_-]{1,1364}$/;
 
 /**
+ * A credential id the browser may be told to forget (signalUnknownCredential), as a response named
+ * it (`id`, and `rawId` the same): base64url in the one spelling of its bytes, as stored ids are
+ * spelled. Another spelling (the last character's unused bits set) names no stored passkey here,
+ * but the browser decodes it to the bytes of one that may be the account's own, and forgets it.
+ */
+function forgettableCredentialId(response: { id: string; rawId?: unknown }): string | undefined {
+  const { id, rawId } = response;
+  return rawId === id && CREDENTIAL_ID.test(id) && Buffer.from(id, 'base64url').toString('base64url') === id ? id : undefined;
+}
+
+/**
  * @simplewebauthn/server, loaded on the first passkey ceremony: its certificate parsers are the
  * largest modules of the service, and most instances answer far more API requests than
  * ceremonies (docs/performance.md, decision 19).
@@ -200,11 +211,13 @@ function consuming(deps: PasskeyDeps, purpose: ChallengePurpose, accepts: (owner
 /**
  * The credential id a registration response names when no stored passkey has it: the device made
  * a passkey the site refused (its name, or a response that did not verify), which the browser may
- * forget (WebAuthn Level 3, signalUnknownCredential). `undefined` for one stored, or no id.
+ * forget (WebAuthn Level 3, signalUnknownCredential). `undefined` for one stored, or no id in its one
+ * spelling (`forgettableCredentialId`).
  */
 export async function unknownCredentialOf(deps: PasskeyDeps, responseText: string): Promise<string | undefined> {
-  const id = parseResponse<RegistrationResponseJSON>(responseText)?.id;
-  if (id === undefined || !CREDENTIAL_ID.test(id)) return undefined;
+  const response = parseResponse<RegistrationResponseJSON>(responseText);
+  const id = response && forgettableCredentialId(response);
+  if (id === undefined) return undefined;
   return (await deps.stores.passkeys.find(id)) ? undefined : id;
 }
 
@@ -273,7 +286,10 @@ export async function authenticateWithPasskey(
   if (!response) return { ok: false };
   const passkey = await deps.stores.passkeys.find(response.id);
   // No account here has it (removed, or its account deleted): the browser may be told to forget it.
-  if (!passkey) return CREDENTIAL_ID.test(response.id) ? { ok: false, unknownCredentialId: response.id } : { ok: false };
+  if (!passkey) {
+    const unknownCredentialId = forgettableCredentialId(response);
+    return unknownCredentialId === undefined ? { ok: false } : { ok: false, unknownCredentialId };
+  }
   if (expectedUserId !== undefined && passkey.userId !== expectedUserId) return { ok: false };
   const refused = { ok: false, passkey } as const;
   const { rpID, origin } = relyingParty(deps.settings.baseUrl);
