@@ -518,6 +518,19 @@ forEachDatabase('account security', (database) => {
     assert.doesNotMatch(page, /data-unknown-credential/, "a registered passkey is never the browser's to forget");
   });
 
+  test("the same new passkey sent twice at once (a form sent again, a request retried) is added once, and neither answer asks the browser to forget it: only the copy that spent the challenge decides", async () => {
+    const { user, browser } = await signedIn();
+    for (let i = 0; i < 5; i++) {
+      const options = await (await browser.postForm('/settings/security/passkeys/options', { _csrf: csrf(browser) })).json() as { challenge: string };
+      const made = new SoftwarePasskey(t.baseUrl);
+      const credential = made.register(options);
+      const answers = await Promise.all([1, 2].map(() => security(browser, { action: 'passkey-add', name: `Laptop ${i}`, credential })));
+      assert.deepEqual(answers.map((a) => a.status).sort(), [303, 400], 'added once, the copy refused');
+      for (const answer of answers) assert.doesNotMatch(await answer.text(), /data-unknown-credential/, "a passkey stored is never the browser's to forget");
+      assert.ok((await t.deps.stores.passkeys.listForUser(user.id)).some((p) => p.credentialId === made.credentialId));
+    }
+  });
+
   test("a passkey of an account named by another spelling of its id (its base64url's unused last bits set) is never the browser's to forget: the browser reads that spelling as the passkey's own id", async () => {
     const { user, browser } = await signedIn();
     const kept = await addPasskey(t, browser);

@@ -222,33 +222,48 @@ export async function unknownCredentialOf(deps: PasskeyDeps, responseText: strin
 }
 
 /**
- * Verifies a registration response from `user`'s browser and stores the passkey under `name`.
- * `undefined` when the response is malformed, its challenge unknown, used, expired or another
- * user's, or its attestation does not verify.
+ * A new passkey stored, or refused: `unknownCredentialId` names the passkey the device made, which
+ * no account has and the browser may forget (WebAuthn Level 3, signalUnknownCredential), when this
+ * request spent the response's challenge and then refused it. A response whose challenge it could
+ * not spend (used by a copy of the same response sent at once, ended, another user's) names none:
+ * the copy that spent it decides, and may be storing that very passkey as this one answers.
  */
-export async function registerPasskey(deps: PasskeyDeps, user: User, responseText: string, name: string): Promise<Passkey | undefined> {
+export type PasskeyRegistration = { ok: true; passkey: Passkey } | { ok: false; unknownCredentialId?: string };
+
+/**
+ * Verifies a registration response from `user`'s browser and stores the passkey under `name`.
+ * Refused when the response is malformed, its challenge unknown, used, expired or another user's,
+ * or its attestation does not verify.
+ */
+export async function registerPasskey(deps: PasskeyDeps, user: User, responseText: string, name: string): Promise<PasskeyRegistration> {
   const label = checkPasskeyName(name);
   const response = parseResponse<RegistrationResponseJSON>(responseText);
-  if (!response) return undefined;
+  if (!response) return { ok: false };
   const { rpID, origin } = relyingParty(deps.settings.baseUrl);
+  let spent = false;
+  const consumes = consuming(deps, 'register', (owner) => owner === user.id);
+  const refused = async (): Promise<PasskeyRegistration> => {
+    const unknownCredentialId = spent ? await unknownCredentialOf(deps, responseText) : undefined;
+    return unknownCredentialId === undefined ? { ok: false } : { ok: false, unknownCredentialId };
+  };
   let verification;
   try {
     verification = await (await webauthn()).verifyRegistrationResponse({
       response,
-      expectedChallenge: consuming(deps, 'register', (owner) => owner === user.id),
+      expectedChallenge: async (challenge) => (spent = await consumes(challenge)),
       expectedOrigin: origin,
       expectedRPID: rpID,
       requireUserVerification: true,
     });
   } catch {
-    return undefined;
+    return refused();
   }
-  if (!verification.verified) return undefined;
+  if (!verification.verified) return refused();
   const { credential, credentialBackedUp } = verification.registrationInfo;
   // One insert decides (the credential id is the key): two racing registrations of one passkey
   // cannot both land, and the loser is told, as a repeat is.
   try {
-    return await deps.stores.passkeys.insert({
+    return { ok: true, passkey: await deps.stores.passkeys.insert({
     credentialId: credential.id,
     userId: user.id,
     name: label,
@@ -256,7 +271,7 @@ export async function registerPasskey(deps: PasskeyDeps, user: User, responseTex
     counter: credential.counter,
     transports: (credential.transports ?? []).filter((t) => /^[a-z-]{1,20}$/.test(t)).slice(0, 8),
     backedUp: credentialBackedUp,
-    }, deps.clock.now());
+    }, deps.clock.now()) };
   } catch (error) {
     if (error instanceof ConflictError) throw InputError.worded('passkey', 'that passkey is already registered', { key: 'problems.passkeyRegistered' });
     throw error;

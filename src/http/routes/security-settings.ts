@@ -171,15 +171,19 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
     // The form sent by Enter in its name field, or without script: no ceremony took place.
     if (!credential) return ctx.render({ errors: { field: 'passkey', message: 'no passkey came with the form: adding one needs a browser with passkeys and JavaScript', words: { key: 'security.passkeyNotSent' } }, sentPasskey: { name: ctx.body.name ?? '' } }, 400);
     // Refused, the passkey the device made is no account's: the page asks the browser to forget it.
-    const refused = async (errors: FormError[]) =>
-      ctx.render({ errors, sentPasskey: { name: ctx.body.name ?? '', unknownCredentialId: await unknownCredentialOf(deps, credential) } }, 400);
+    const refused = (errors: FormError[], unknownCredentialId: string | undefined) =>
+      ctx.render({ errors, sentPasskey: { name: ctx.body.name ?? '', unknownCredentialId } }, 400);
     try {
-      const passkey = await registerPasskey(deps, ctx.user, credential, typedPasskeyName(ctx.request, ctx.body.name ?? ''));
-      if (!passkey) return refused([{ field: 'passkey', message: 'the passkey could not be verified; try adding it again', words: { key: 'security.passkeyNotVerified' } }]);
+      const added = await registerPasskey(deps, ctx.user, credential, typedPasskeyName(ctx.request, ctx.body.name ?? ''));
+      if (!added.ok) {
+        return refused([{ field: 'passkey', message: 'the passkey could not be verified; try adding it again', words: { key: 'security.passkeyNotVerified' } }], added.unknownCredentialId);
+      }
+      const { passkey } = added;
       await ctx.record({ kind: 'passkey.added', detail: { name: passkey.name, passkey_id: passkeyRef(passkey.credentialId) } });
       return ctx.done('passkey-added');
     } catch (error) {
-      if (error instanceof InputError) return refused(error.problems.map((p) => ({ ...p, field: p.field === 'name' ? 'name' : 'passkey' })));
+      // A refused name (the response untried) or a passkey already stored, which this names not.
+      if (error instanceof InputError) return refused(error.problems.map((p) => ({ ...p, field: p.field === 'name' ? 'name' : 'passkey' })), await unknownCredentialOf(deps, credential));
       throw error;
     }
   },
