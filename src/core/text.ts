@@ -10,11 +10,12 @@ const BIDI_CONTROLS = '\u202a-\u202e\u2066-\u2069';
 /**
  * Characters that show nothing or steer the text rather than write it: controls (C0, DEL, C1),
  * format characters (zero-width spaces and joiners, direction marks, tags, soft hyphens…), line
- * and paragraph separators, and every default-ignorable code point (variation selectors, Hangul
- * fillers…). Two names that look the same can differ by them, so a `name` (an application's or a
+ * and paragraph separators, every default-ignorable code point (variation selectors, Hangul
+ * fillers…), and the noncharacters (U+FFFF, U+FDD0…: Unicode keeps them for a program's own use,
+ * never for text it exchanges, and a font draws none). Two names that look the same can differ by them, so a `name` (an application's or a
  * category's, shown to people deciding whom to trust) holds none.
  */
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Noncharacter_Code_Point}]/u;
 /**
  * The invisible characters that build an emoji (UTS #51 section 2) rather than hide a difference: a
  * variation selector 15 or 16 after an emoji (❤️) or between a keycap's base and its keycap (1️⃣), and a

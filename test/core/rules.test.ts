@@ -106,10 +106,11 @@ test('marks on one character are counted across the invisible characters between
   for (const kept of ['Family 👨\u200d👩\u200d👧', 'Press 1\ufe0f\u20e3', 'ཧྨྱཱཾ']) assert.equal(checkedText('description', kept, { kind: 'paragraph', max: 500 }), kept);
 });
 
-test('names (of apps and categories) hold no direction marks or invisible characters; lines and app descriptions hold no direction overrides', () => {
+test('names (of apps, categories and passkeys) hold no direction marks, invisible characters or noncharacters; lines and app descriptions hold no direction overrides', () => {
   for (const sneaky of [
     '\u202e', '\u2066', '\u200b', '\u200d', '\u2060', '\ufeff', '\u00ad', '\u061c', '\u3164', '\u206a', '\u{e0001}', '\u{e0041}',
     '\u034f', '\ufe0f', '\u180b', '\ufff9', '\u{1bca0}', '\u{1d173}', '\u2028', '\u2029', '\u0085',
+    '\uffff', '\ufdd0', '\u{10fffe}',
   ]) {
     assert.throws(() => checkedText('name', `Good${sneaky}App`, { kind: 'name', max: 80 }), /must not contain control characters, direction marks or invisible characters/, JSON.stringify(sneaky));
   }
