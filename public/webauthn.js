@@ -90,9 +90,15 @@
       event.preventDefault();
       if (!button.disabled) button.click();
     });
+    // The name stays as sent while the device makes the passkey: one changed under the prompt to a
+    // name the server refuses would be checked only after the device made a passkey.
+    const busy = (on) => {
+      button.disabled = on;
+      if (nameField) nameField.readOnly = on;
+    };
     button.addEventListener('click', async () => {
       if (!form.reportValidity()) return;
-      button.disabled = true;
+      busy(true);
       say('waiting', 'Waiting for your passkey…');
       try {
         const answer = await fetch(button.dataset.options, {
@@ -110,7 +116,7 @@
             if (status) status.textContent = refusal.error_description;
             form.reportValidity();
             nameField.focus();
-            button.disabled = false;
+            busy(false);
             return;
           }
           if (typeof refusal.location === 'string' && refusal.location.startsWith('/')) {
@@ -120,12 +126,12 @@
           if (answer.status === 403) {
             // The form's CSRF token is no longer the browser's (a sign-in in another tab made a new one): trying again cannot help.
             say('reload', 'This page has expired. Reload it and try again.');
-            button.disabled = false;
+            busy(false);
             return;
           }
           if (answer.status === 401) {
             say('expired', 'Your sign-in expired. Start again.');
-            button.disabled = false;
+            busy(false);
             return;
           }
           throw new Error(`the server answered ${answer.status}`);
@@ -142,7 +148,7 @@
         // The browser's reason is in the browser's language, often not the page's: for developers only.
         console.warn('passkey not used:', error);
         say('failed', 'The passkey was not used. You can try again.');
-        button.disabled = false;
+        busy(false);
       }
     });
   }

@@ -251,6 +251,39 @@ describe('account security in a browser', () => {
     await context.close();
   });
 
+  test("a new passkey's name cannot be changed while the passkey is being made, so the name the server checked is the one it stores; after a failure it can be mended", async () => {
+    const user = await createAccount(t.deps.stores, t.clock, { username: 'steady', password: 'steady password' });
+    const { context, page } = await signedInPage('steady', 'steady password');
+    await addAuthenticator(page);
+    await page.goto(`${t.baseUrl}/settings/security`);
+    const name = page.getByLabel('Name of the new passkey');
+    let release = (): void => undefined;
+    let failNext = true;
+    await page.route('**/settings/security/passkeys/options', async (route) => {
+      if (failNext) {
+        failNext = false;
+        await route.fulfill({ status: 500, contentType: 'application/json', body: '{"error":"server_error"}' });
+        return;
+      }
+      await new Promise<void>((resolve) => { release = resolve; });
+      await route.continue();
+    });
+    await name.fill('Laptop');
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await page.getByText('The passkey was not used. You can try again.').waitFor();
+    assert.equal(await name.evaluate((field: HTMLInputElement) => field.readOnly), false, 'editable again after a failure');
+    await name.fill('Work laptop');
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await page.getByText('Waiting for your passkey…').waitFor();
+    assert.equal(await name.evaluate((field: HTMLInputElement) => field.readOnly), true, 'read-only while the passkey is made');
+    await name.press('End');
+    await page.keyboard.type(' changed');
+    release();
+    await page.getByText('The passkey was added. You can sign in with it.').waitFor();
+    assert.deepEqual((await t.deps.stores.passkeys.listForUser(user.id)).map((p) => p.name), ['Work laptop']);
+    await context.close();
+  });
+
   test('a passkey button on a page left open while another tab signed in (a new form token) says to reload the page, not to try again', async () => {
     await createAccount(t.deps.stores, t.clock, { username: 'twotabs', password: 'twotabs password' });
     const context = await browser.newContext({ viewport: { width: 360, height: 740 }, locale: 'zh-CN', extraHTTPHeaders: { 'accept-language': 'zh-CN' } });
