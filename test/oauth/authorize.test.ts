@@ -548,6 +548,18 @@ forEachDatabase('authorization endpoint', (database) => {
     }
   });
 
+  test('a login_hint is read as sign-in reads a typed username: one in full-width letters or with spaces around it names the member signed in, and one that can name no account (a phone number) is set aside', async () => {
+    const { browser, user } = await signedInBrowser(t);
+    const c = await newClient(t);
+    await obtainCode(browser, c);
+    const fullWidth = user.username.replace(/[!-~]/g, (ch) => String.fromCodePoint(ch.codePointAt(0)! + 0xfee0));
+    for (const login_hint of [fullWidth, ` ${user.username}`, `${user.username.toUpperCase()} `, '+1 555 0100', '+8613800138000', 'user:42']) {
+      assert.ok(redirectParams(await authorize(browser, authorizeQuery(c, { extra: { prompt: 'none', login_hint } }))).get('code'), `${login_hint}, prompt=none`);
+      assert.ok(redirectParams(await authorize(browser, authorizeQuery(c, { extra: { login_hint } }))).get('code'), `${login_hint}, remembered consent`);
+    }
+    assertErrorRedirect(await authorize(browser, authorizeQuery(c, { extra: { prompt: 'none', login_hint: `ｏｔｈｅｒ-${user.username}` } })), c, 'interaction_required');
+  });
+
   test('prompt=none combined with another value is invalid_request', async () => {
     const { browser } = await signedInBrowser(t);
     const c = await newClient(t);

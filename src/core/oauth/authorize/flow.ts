@@ -10,7 +10,7 @@ import { generateAuthorizationCode, hashSecret } from '../../credentials/formats
 import { ACCOUNT_NOT_ACTIVE, OAuthError } from '../../errors.js';
 import { type Params, paramsFromEntries } from '../params.js';
 import type { Session, User } from '../../accounts/ports.js';
-import { typedEmailAddress } from '../../accounts/accounts.js';
+import { canBeUsername, readTypedUsername, typedEmailAddress } from '../../accounts/accounts.js';
 import type { Stores } from '../../stores.js';
 import type { Requester } from '../../addresses.js';
 import type { Locale } from '../../locales.js';
@@ -246,19 +246,40 @@ function hintedOther(request: AuthorizationRequest, signedIn: SignedIn | undefin
  * conflicting login_hint, the app's mistake, is set aside: it neither sends a member signed in
  * as the id_token's account to sign in again nor fills in the sign-in page.
  *
- * An e-mail address (3.1.2.1's own example of a hint) is set aside too: the username is the
- * sign-in handle here (INTERFACE section 12), so it names no account, and read as one it named
- * "another account" than every member's, which sent each signed-in member to sign in again and
- * answered every `prompt=none` with interaction_required. It is not matched against the member's
- * address either: that is private, and the answer to a silent request would tell the app whether
- * an address it guessed is the member's.
+ * An e-mail address (3.1.2.1's own example of a hint) is set aside too, as is a phone number or
+ * any hint no username reads as (`hintedUsername`): the username is the sign-in handle here
+ * (INTERFACE section 12), so it names no account, and read as one it named "another account" than
+ * every member's, which sent each signed-in member to sign in again and answered every
+ * `prompt=none` with interaction_required. It is not matched against the member's address either:
+ * that is private, and the answer to a silent request would tell the app whether an address it
+ * guessed is the member's. A hint that is a username is read as sign-in reads it (full-width
+ * letters, spaces around it), so it names the account the sign-in page it fills in would.
  */
 async function agreedLoginHint(deps: OAuthDeps, request: AuthorizationRequest): Promise<string | null> {
-  if (request.loginHint !== null && typedEmailAddress(request.loginHint)) return null;
+  if (request.loginHint === null || hintedUsername(request.loginHint) === undefined) return null;
   const hinted = request.hintedSubject;
-  if (request.loginHint === null || typeof hinted !== 'string') return request.loginHint;
+  if (typeof hinted !== 'string') return request.loginHint;
   const named = /^[1-9][0-9]{0,15}$/.test(hinted) ? await deps.stores.users.findById(Number(hinted)) : undefined;
-  return named !== undefined && named.username.toLowerCase() === request.loginHint.toLowerCase() ? request.loginHint : null;
+  return named !== undefined && namesAccount(request.loginHint, named) ? request.loginHint : null;
+}
+
+/**
+ * The username a login_hint names, read as the sign-in page reads what it fills in
+ * (`readTypedUsername`: trimmed, full-width letters as the ASCII they read as), lower-cased; or
+ * `undefined` when it can name no account: an e-mail address (`typedEmailAddress`), a phone
+ * number (3.1.2.1's other example), any hint of another shape than a username's. Compared as
+ * sent, "ｍｅｍｂｅｒ" or " member" named "another account" than member's own, which sent member to
+ * sign in again as themselves and answered their `prompt=none` with interaction_required.
+ */
+function hintedUsername(hint: string): string | undefined {
+  if (typedEmailAddress(hint)) return undefined;
+  const read = readTypedUsername(hint);
+  return read !== undefined && canBeUsername(read) ? read.toLowerCase() : undefined;
+}
+
+/** Whether the (agreed) login_hint names `user`'s account, as sign-in would read it. */
+function namesAccount(hint: string, user: User): boolean {
+  return hintedUsername(hint) === user.username.toLowerCase();
 }
 
 /**
@@ -306,7 +327,7 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   const silent = request.prompt.has('none');
 
   const loginHint = await agreedLoginHint(deps, request);
-  const hintMismatch = signedIn !== undefined && loginHint !== null && loginHint.toLowerCase() !== signedIn.user.username.toLowerCase();
+  const hintMismatch = signedIn !== undefined && loginHint !== null && !namesAccount(loginHint, signedIn.user);
   // A pushed request returned to by reference asked for a sign-in: one since it was asked (`signedInSince`).
   const mustSignIn = !signedIn || request.prompt.has('login') || tooOld(request, signedIn.session, now)
     || (opened?.signedInSince !== undefined && signedIn.session.authTime < opened.signedInSince);
