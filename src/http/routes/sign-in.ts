@@ -154,8 +154,8 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
   app.get('/login', page, async (request: FastifyRequest<{ Querystring: { return_to?: string; login_hint?: string; reauth?: string; too_long?: string; ui_locales?: string } }>, reply) => {
     const context = await pageContext(request, reply);
     const returnTo = safeReturnTo(request.query.return_to);
-    // A hint longer than any typed username (the authorization endpoint passes up to 256, OpenID
-    // Connect Core 3.1.2.1 leaves its form open) can name no account: cut short it would name
+    // A hint longer than any typed username (the authorization endpoint passes only one a username
+    // reads as, `agreedLoginHint`, but this address is anyone's to open) can name no account: cut short it would name
     // another, so the field is left empty; so is one with a control character, as no
     // username holds one and the browser drops a line break from the field, joining the rest;
     // and so is an e-mail address (OpenID Connect Core 3.1.2.1's example of a hint), which signs
