@@ -10,7 +10,7 @@ import { generateAuthorizationCode, hashSecret } from '../../credentials/formats
 import { ACCOUNT_NOT_ACTIVE, OAuthError } from '../../errors.js';
 import { type Params, paramsFromEntries } from '../params.js';
 import type { Session, User } from '../../accounts/ports.js';
-import { canBeUsername, readTypedUsername, typedEmailAddress } from '../../accounts/accounts.js';
+import { canBeUsername, readTypedUsername } from '../../accounts/accounts.js';
 import type { Stores } from '../../stores.js';
 import type { Requester } from '../../addresses.js';
 import type { Locale } from '../../locales.js';
@@ -266,13 +266,12 @@ async function agreedLoginHint(deps: OAuthDeps, request: AuthorizationRequest): 
 /**
  * The username a login_hint names, read as the sign-in page reads what it fills in
  * (`readTypedUsername`: trimmed, full-width letters as the ASCII they read as), lower-cased; or
- * `undefined` when it can name no account: an e-mail address (`typedEmailAddress`), a phone
+ * `undefined` when it can name no account: an e-mail address (no username holds "@"), a phone
  * number (3.1.2.1's other example), any hint of another shape than a username's. Compared as
  * sent, "ｍｅｍｂｅｒ" or " member" named "another account" than member's own, which sent member to
  * sign in again as themselves and answered their `prompt=none` with interaction_required.
  */
 function hintedUsername(hint: string): string | undefined {
-  if (typedEmailAddress(hint)) return undefined;
   const read = readTypedUsername(hint);
   return read !== undefined && canBeUsername(read) ? read.toLowerCase() : undefined;
 }
