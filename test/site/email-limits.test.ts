@@ -190,4 +190,61 @@ forEachDatabase('the limits of verification mails', (database) => {
       assert.match(lastLinkNotice((await visitor.post('/settings/email', { email })).text) ?? '', words, language);
     }
   });
+  /** The lines above the form that say where the address stands, as read. */
+  const statusLines = (page: string) => [...page.matchAll(/<p (?:id="email-(?:status|pending)"|class="alert" role="alert")>([^]*?)<\/p>/g)].map((m) => m[1]!.replace(/<[^>]*>/g, '')).join(' ');
+
+  test('a save a limit refused says one thing: the lines above the form neither tell the member to open a link that may not be coming nor to save the address again, which was just refused', async () => {
+    const { visitor } = await member();
+    const email = address();
+    t.smtp.refuse(email, 554, 'Transaction failed', 'data');
+    try {
+      for (let i = 0; i < VERIFY_MAILS_PER_ADDRESS; i += 1) {
+        assert.equal((await visitor.post('/settings/email', { email })).status, 200);
+        await deliverMail(t);
+      }
+    } finally {
+      t.smtp.accept(email);
+    }
+    const refused = await visitor.post('/settings/email', { email });
+    assert.equal(refused.status, 429);
+    assert.match(lastLinkNotice(refused.text) ?? '', /could not be sent/);
+    assert.equal(statusLines(refused.text), `${email} is not verified yet.`);
+    assert.doesNotMatch(refused.text, /open the link we mailed|Save it again/);
+    for (const [language, words, not] of [['zh-CN', `${email} 尚未验证。`, /请打开我们发送|再次保存/], ['zh-TW', `${email} 尚未驗證。`, /請開啟我們寄到|再次儲存/]] as const) {
+      visitor.cookies.set('lang', language);
+      const lines = statusLines((await visitor.post('/settings/email', { email })).text);
+      assert.equal(lines, words, language);
+      assert.doesNotMatch(lines, not, language);
+    }
+    visitor.cookies.set('lang', 'en');
+    // The page without a refusal still offers a new link by saving again.
+    assert.match(statusLines((await visitor.get('/settings/email')).text), /Save it again to get a new link/);
+  });
+
+  test('a change waiting for its link, refused by a limit, is said to wait, with no "open the link we mailed there"; an address whose server refused its mail is not told to save it again either', async () => {
+    const { visitor } = await member();
+    const first = address();
+    assert.equal((await visitor.post('/settings/email', { email: first })).status, 200);
+    await deliverMail(t);
+    const token = /\/email\/verify\?token=([A-Za-z0-9_-]+)/.exec(t.smtp.to(first)[0]?.text ?? '')?.[1];
+    assert.equal((await visitor.get(`/email/verify?token=${token}`)).status, 200, 'the first address verified');
+    const next = address();
+    t.smtp.refuse(next, 550, '5.1.1 no such user');
+    try {
+      for (let i = 0; i < VERIFY_MAILS_PER_ADDRESS; i += 1) {
+        assert.equal((await visitor.post('/settings/email', { email: next })).status, 200);
+        await deliverMail(t);
+      }
+    } finally {
+      t.smtp.accept(next);
+    }
+    const refused = await visitor.post('/settings/email', { email: next });
+    assert.equal(refused.status, 429);
+    const lines = statusLines(refused.text);
+    assert.match(lines, new RegExp(`You asked to change it to ${next.replace('.', '\\.')}, which is not verified yet\\. Until then ${first.replace('.', '\\.')} stays your address`));
+    assert.match(lines, /could not be delivered/);
+    assert.doesNotMatch(lines, /open the link we mailed|Save it again/);
+    visitor.cookies.set('lang', 'zh-TW');
+    assert.match(statusLines((await visitor.post('/settings/email', { email: next })).text), /你已申請改為 \S+，該地址尚未驗證。/);
+  });
 });

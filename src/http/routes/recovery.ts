@@ -53,7 +53,7 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
         // to "Not you?", which would take the address off their account or is in a mail that never
         // came. Else the address's own limit says how its owner gets past what others asked for.
         const hint = changed.lastLink === null && changed.byAddress ? context.t.text('recovery.throttledAddressHint') : undefined;
-        return sendPage(reply, emailSettingsPage(context, { ...state, ...shown, notice: hint, lastLink: changed.lastLink ?? undefined, errors: tryAgain('email', 'recovery.throttled', changed.retryAfterSeconds) }), 429);
+        return sendPage(reply, emailSettingsPage(context, { ...state, ...shown, notice: hint, lastLink: changed.lastLink ?? undefined, throttled: true, errors: tryAgain('email', 'recovery.throttled', changed.retryAfterSeconds) }), 429);
       }
       if (!changed.ok) return sendPage(reply, emailSettingsPage(context, { ...state, ...shown }), 409);
       const words = !changed.changed

@@ -19,16 +19,23 @@ export interface EmailPageState {
   notice?: string | undefined;
   /** A refused save's link that still works (`changeEmail`): mailed or waiting to be, no new one is needed; given up, none is coming. */
   lastLink?: LastLink | undefined;
+  /**
+   * A save a verification limit refused: the lines above the form say where the address stands and
+   * nothing more, neither "open the link we mailed" (the notice says whether one is coming) nor
+   * "save it again", which was just refused.
+   */
+  throttled?: boolean;
 }
 
 export function emailSettingsPage(context: PageContext, state: EmailPageState): Html {
   const { t } = context;
-  const { email } = state;
+  const { email, throttled = false } = state;
+  const unverified = throttled ? 'recovery.emailUnverifiedThrottled' : 'recovery.emailUnverified';
   const status = email === undefined
     ? html`<p class="muted">${t.text('recovery.emailNone')}</p>`
-    : html`<p>${t.text(email.verifiedAt === null ? 'recovery.emailUnverified' : 'recovery.emailVerified', { address: email.address, max: VERIFY_MAILS_PER_ADDRESS })}</p>`;
+    : html`<p id="email-status">${t.text(email.verifiedAt === null ? unverified : 'recovery.emailVerified', { address: email.address, max: VERIFY_MAILS_PER_ADDRESS })}</p>`;
   const pending = email?.pending
-    ? html`<p>${t.text('recovery.emailPending', { pending: email.pending, address: email.address })}</p>
+    ? html`<p id="email-pending">${t.text(throttled ? 'recovery.emailPendingThrottled' : 'recovery.emailPending', { pending: email.pending, address: email.address })}</p>
 <form method="post" action="${EMAIL_CANCEL_PATH}">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <div class="actions"><button type="submit" class="secondary">${t.text('recovery.emailCancel')}</button></div>
@@ -51,7 +58,7 @@ ${state.lastLink ? lastLinkNotice(context, state.lastLink) : ''}
 <p class="hint">${t.text('recovery.emailIntro')}</p>
 ${status}
 ${pending}
-${state.undelivered.map(({ address, replyCode }) => html`<p class="alert" role="alert">${t.text('recovery.emailUndelivered', { address, code: String(replyCode) })}</p>`)}
+${state.undelivered.map(({ address, replyCode }) => html`<p class="alert" role="alert">${t.text(throttled ? 'recovery.emailUndeliveredThrottled' : 'recovery.emailUndelivered', { address, code: String(replyCode) })}</p>`)}
 ${form}
 </section>`);
 }
