@@ -247,4 +247,49 @@ forEachDatabase('the limits of verification mails', (database) => {
     visitor.cookies.set('lang', 'zh-TW');
     assert.match(statusLines((await visitor.post('/settings/email', { email: next })).text), /你已申請改為 \S+，該地址尚未驗證。/);
   });
+  test('a verification mail still waiting after the relay failed it is superseded by the next link\'s mail, and gives the mailbox\'s day its count back: the member receives one mail, whose link works, and the outage used up none of their saves', async () => {
+    beforeEndOfDay(12 * HOUR_MS);
+    const { user, visitor } = await member();
+    const email = address();
+    const saves = VERIFY_MAILS_PER_ADDRESS + 1;
+    await t.smtp.stop();
+    try {
+      for (let i = 0; i < saves; i += 1) {
+        assert.equal((await visitor.post('/settings/email', { email })).status, 200, `save ${i + 1}, the relay down`);
+        if (i < saves - 1) await deliverMail(t);
+      }
+    } finally {
+      await t.smtp.listen();
+    }
+    const rows = await t.deps.database.db.selectFrom('mail_outbox').select(['abandoned_at', 'last_error', 'body_text']).where('user_id', '=', user.id).where('kind', '=', 'verifyEmail').orderBy('id').execute();
+    assert.equal(rows.length, saves);
+    for (const row of rows.slice(0, -1)) {
+      assert.notEqual(row.abandoned_at, null, 'each mail that failed is given up once a newer link is mailed');
+      assert.equal(row.last_error, 'superseded by a newer mail');
+      assert.equal(row.body_text, '', 'and keeps no dead link');
+    }
+    const counter = await t.deps.limiter.peek(`verify-mail:address:${hashSecret(email)}`, VERIFY_MAILS_PER_ADDRESS, 86_400, t.clock.now());
+    assert.equal(counter.remaining, VERIFY_MAILS_PER_ADDRESS - 1, 'the mailbox counts the one mail that may reach it');
+    await deliverMail(t);
+    const mails = t.smtp.to(email);
+    assert.equal(mails.length, 1, 'one mail, not one per save');
+    const token = /\/email\/verify\?token=([A-Za-z0-9_-]+)/.exec(mails[0]?.text ?? '')?.[1];
+    assert.equal((await new Visitor(t.baseUrl).get(`/email/verify?token=${token}`)).status, 200, 'its link works');
+  });
+
+  test('a mail the outbox gave up for the site\'s own reasons at once is not superseded, and keeps its count: the day\'s limit still holds', async () => {
+    beforeEndOfDay(12 * HOUR_MS);
+    const { visitor } = await member();
+    const email = address();
+    t.smtp.refuse(email, 554, 'Transaction failed', 'data');
+    try {
+      for (let i = 0; i < VERIFY_MAILS_PER_ADDRESS; i += 1) {
+        assert.equal((await visitor.post('/settings/email', { email })).status, 200);
+        await deliverMail(t);
+      }
+      assert.equal((await visitor.post('/settings/email', { email })).status, 429, 'see docs/site.md: a give-up is not taken back');
+    } finally {
+      t.smtp.accept(email);
+    }
+  });
 });

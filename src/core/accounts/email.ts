@@ -145,10 +145,13 @@ const VERIFY_MAIL = 'verifyEmail';
 
 /**
  * Queues a new verification link for `address` (earlier ones stop working), in `tx`, with its
- * mail: the account's newest verification mail is its last link's (`lastLinkTo`).
+ * mail, at `now`, the time its limits counted it: the account's newest verification mail is its
+ * last link's (`lastLinkTo`). Its verification mails still waiting after a failed attempt (the
+ * relay down) carry links that have just stopped working: they are superseded, never sent, and
+ * returned, so a member does not get, once the relay is back, one mail that works and others whose
+ * links say they are used or invalid.
  */
-async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, address: string, locale: Locale): Promise<void> {
-  const now = deps.clock.now();
+async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, address: string, locale: Locale, now: Instant): Promise<Array<{ to: string; createdAt: Instant }>> {
   const token = generateOpaqueId();
   await tx.memberEmails.endLinks(user.id, 'verify_email', now);
   const link = { tokenHash: hashSecret(token), userId: user.id, purpose: 'verify_email', addressKey: emailKey(address), expiresAt: now + VERIFY_LINK_MS } as const;
@@ -156,10 +159,17 @@ async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, add
   // Greeted by username, not nickname: the address is not known to be the member's yet, and a
   // nickname is free text that a stranger's mail from the site must not carry. The end of the
   // link is the one stored, as a time: the mail may wait in the outbox long after it was queued.
-  await deps.mailer.send(tx, {
+  const queued = await deps.mailer.send(tx, {
     to: address, userId: user.id, locale, name: VERIFY_MAIL,
     values: { name: user.username, link: siteUrls(deps.settings.baseUrl).verifyEmail(token), refuseLink: siteUrls(deps.settings.baseUrl).refuseEmail(token), hours: VERIFY_LINK_MS / 3600_000, expires: mailTime(link.expiresAt, user, deps.settings.siteTimeZone) },
   }, now);
+  // The new mail, not tried yet, is not superseded (`MailOutboxStore.supersede`).
+  return queued ? tx.mailOutbox.supersede(user.id, VERIFY_MAIL, now) : [];
+}
+
+/** Whether two instants fall in one window of a fixed-window limit (windows start at multiples of their length, `RateLimiter`). */
+function sameWindow(a: Instant, b: Instant, windowSeconds: number): boolean {
+  return Math.floor(a / 1000 / windowSeconds) === Math.floor(b / 1000 / windowSeconds);
 }
 
 export type EmailChange =
@@ -233,24 +243,24 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
   // A save refused, or one that mails nothing, takes back every hit it counted (`RateLimiter.refund`),
   // the refusing one too: the limits count mails, so a save the address's limit refuses uses up
   // none of the account's mails an hour, whatever order racing saves were counted in (attack236).
-  const counted: Array<{ key: string; seconds: number; decision: RateLimitDecision }> = [];
+  const counted: Array<{ key: string; seconds: number; byAddress: boolean; decision: RateLimitDecision }> = [];
   const refund = () => Promise.all(counted.map((c) => deps.limiter.refund(c.key, c.seconds, now, c.decision)));
   for (const [key, limit, seconds, byAddress] of limits) {
     const hit = await deps.limiter.hit(key, limit, seconds, now);
-    counted.push({ key, seconds, decision: hit });
+    counted.push({ key, seconds, byAddress, decision: hit });
     if (!hit.allowed) {
       await refund();
       return { ...throttled(hit, now), byAddress, lastLink: await lastLinkTo(deps, user.id, current, address, now) };
     }
   }
-  const { asked, cancelled } = await deps.stores.transaction(async (tx) => {
+  const { asked, cancelled, superseded } = await deps.stores.transaction(async (tx) => {
     // The address, its link and its mails are written only for an active account, which the
     // member's own deletion then waits for, or they wait for it and see it: written after its
     // erase, they would keep the address of an account that is gone.
     if (!(await tx.users.holdActive(user.id))) throw new AccountUnusableError(`account "${user.username}" is not active; only an active account can give an e-mail address`);
     const { email: row, changeStarted } = await tx.memberEmails.set(user.id, address, pageLocale, deps.clock.now());
     const locale = mailLocale(user, pageLocale);
-    await mailVerificationLink(deps, tx, user, address, locale);
+    const superseded = await mailVerificationLink(deps, tx, user, address, locale, now);
     // Told once a change, by the write that made it pending: the verified address is the one a
     // hijacker would want gone, and it can still cancel the change. A new link for the same
     // pending address, or a racing request for it, tells it nothing new.
@@ -261,12 +271,22 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
     // The verified address again drops a change waiting (`set`), as keeping it does: the page says which.
     const dropped = row.verifiedAt !== null && row.pending === null && emailKey(row.address) === emailKey(address) ? current?.pending ?? null : null;
     // The security log's `email.changed` is a change asked: a new pending address, or a new address not verified.
-    return { asked: changeStarted || (row.verifiedAt === null && (current === undefined || emailKey(current.address) !== emailKey(address))), cancelled: dropped };
+    return { asked: changeStarted || (row.verifiedAt === null && (current === undefined || emailKey(current.address) !== emailKey(address))), cancelled: dropped, superseded };
   }).catch(async (error: unknown) => {
     // Rolled back (an account no longer active, the database away): no mail was queued.
     await refund();
     throw error;
   });
+  // The limits count mails that may reach someone. A superseded mail never left (every attempt
+  // failed, and it is given up) and bothered no one: this save's mail takes its place, so this
+  // save's count is taken back from each limit that counted that mail in this window (the
+  // address's only for a mail to the same mailbox), once a save, from the counter that counted
+  // it (Redis, or this instance's memory); each mail is superseded by one conditional write, so
+  // once. A relay down for hours thus leaves a member one mail waiting, and their day's mails unspent.
+  for (const c of counted) {
+    const replaced = superseded.some((mail) => sameWindow(mail.createdAt, now, c.seconds) && (!c.byAddress || mailboxKey(mail.to) === mailboxKey(address)));
+    if (replaced) await deps.limiter.refund(c.key, c.seconds, now, c.decision);
+  }
   if (asked) await deps.securityLog.record({ userId: user.id, kind: 'email.changed', origin });
   return { ok: true, changed: true, cancelled };
 }

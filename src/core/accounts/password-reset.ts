@@ -77,7 +77,7 @@ async function mailResetLinks(deps: ResetDeps, login: string, pageLocale: Locale
       if (!queued) return false;
       const superseded = await tx.mailOutbox.supersede(owner.user.id, RESET_MAIL, now);
       await tx.memberEmails.createLink(link, now);
-      return superseded > 0;
+      return superseded.length > 0;
     });
     if (replaced) await deps.limiter.refund(key, RESET_WINDOW_SECONDS, now, perAccount);
   }

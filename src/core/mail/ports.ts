@@ -74,10 +74,11 @@ export interface MailOutboxStore {
   /**
    * Gives up, as `abandon` does, the mails of `kind` to `userId` still waiting after an attempt
    * failed and not held by a claim (none is being sent), for a newer one that replaces them;
-   * returns how many. A mail not tried yet is left to go out: replacing it too, asks faster than
-   * the outbox sends kept every mail from going out (attack117).
+   * returns each one's address and when it was queued (one conditional write: a mail is
+   * superseded once, by one caller). A mail not tried yet is left to go out: replacing it too,
+   * asks faster than the outbox sends kept every mail from going out (attack117).
    */
-  supersede(userId: number, kind: string, now: Instant): Promise<number>;
+  supersede(userId: number, kind: string, now: Instant): Promise<Array<{ to: string; createdAt: Instant }>>;
   /**
    * The newest mail of `kind` to `userId`, its address and where it stands; none when there is
    * none (never queued, or deleted after the audit window).

@@ -119,13 +119,14 @@ export class KyselyMailOutboxStore implements MailOutboxStore {
     return this.finish(id, claim, { ...FORGOTTEN, abandoned_at: now, last_error: error.slice(0, ERROR_MAX_LENGTH), reply_code: replyCode });
   }
 
-  async supersede(userId: number, kind: string, now: Instant): Promise<number> {
-    const result = await this.db.updateTable('mail_outbox').set({ ...FORGOTTEN, abandoned_at: now, last_error: 'superseded by a newer mail' })
+  async supersede(userId: number, kind: string, now: Instant): Promise<Array<{ to: string; createdAt: Instant }>> {
+    const rows = await this.db.updateTable('mail_outbox').set({ ...FORGOTTEN, abandoned_at: now, last_error: 'superseded by a newer mail' })
       .where('user_id', '=', userId).where('kind', '=', kind)
       .where('sent_at', 'is', null).where('abandoned_at', 'is', null).where('attempts', '>', 0)
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows);
+      .returning(['recipient', 'created_at'])
+      .execute();
+    return rows.map((row) => ({ to: row.recipient, createdAt: Number(row.created_at) }));
   }
 
   async newest(userId: number, kind: string): Promise<{ to: string; state: MailState } | undefined> {
