@@ -292,4 +292,49 @@ forEachDatabase('the limits of verification mails', (database) => {
       t.smtp.accept(email);
     }
   });
+  test('an address whose last verification mail the outbox gave up for the site\'s own reasons is not said to have a link to open: the page says no link is coming and that saving it again mails one', async () => {
+    const { visitor } = await member();
+    const email = address();
+    t.smtp.refuse(email, 554, 'Transaction failed', 'data');
+    try {
+      assert.equal((await visitor.post('/settings/email', { email })).status, 200);
+      await deliverMail(t);
+    } finally {
+      t.smtp.accept(email);
+    }
+    const page = await visitor.get('/settings/email');
+    assert.equal(statusLines(page.text), `${email} is not verified yet, and the last mail with its link could not be sent: no link is on its way. Save it again to get a new link, at most ${VERIFY_MAILS_PER_ADDRESS} a day to one address.`);
+    for (const [language, words] of [['zh-CN', `${email} 尚未验证，且最新的验证邮件未能发出，不会有链接送达。`], ['zh-TW', `${email} 尚未驗證，且最新的驗證郵件未能寄出，不會有連結送達。`]] as const) {
+      visitor.cookies.set('lang', language);
+      assert.ok(statusLines((await visitor.get('/settings/email')).text).startsWith(words), language);
+    }
+    visitor.cookies.set('lang', 'en');
+    // Saved again, as it says: a new mail is on its way, and the page says to open it.
+    assert.equal((await visitor.post('/settings/email', { email })).status, 200);
+    assert.match(statusLines((await visitor.get('/settings/email')).text), /is not verified yet: open the link we mailed to it\./);
+    await deliverMail(t);
+    assert.equal(t.smtp.to(email).length, 1);
+  });
+
+  test('a change whose last verification mail the outbox gave up for the site\'s own reasons is not said to have a link to open there', async () => {
+    const { visitor } = await member();
+    const first = address();
+    assert.equal((await visitor.post('/settings/email', { email: first })).status, 200);
+    await deliverMail(t);
+    const token = /\/email\/verify\?token=([A-Za-z0-9_-]+)/.exec(t.smtp.to(first)[0]?.text ?? '')?.[1];
+    assert.equal((await visitor.get(`/email/verify?token=${token}`)).status, 200, 'the first address verified');
+    const next = address();
+    t.smtp.refuse(next, 554, 'Transaction failed', 'data');
+    try {
+      assert.equal((await visitor.post('/settings/email', { email: next })).status, 200);
+      await deliverMail(t);
+    } finally {
+      t.smtp.accept(next);
+    }
+    const lines = statusLines((await visitor.get('/settings/email')).text);
+    assert.ok(lines.includes(`You asked to change it to ${next}, but the last mail with its link could not be sent: no link is on its way.`), lines);
+    assert.doesNotMatch(lines, /open the link we mailed/);
+    visitor.cookies.set('lang', 'zh-CN');
+    assert.match(statusLines((await visitor.get('/settings/email')).text), /你已申请改为 \S+，但最新的验证邮件未能发出，不会有链接送达。/);
+  });
 });

@@ -301,11 +301,23 @@ export interface UndeliveredAddress {
  * The member's address as their e-mail settings show it, with the addresses (theirs, and the one
  * a change waits for) whose newest mail their server refused and was given up (refused for good,
  * or for a day), kept with the address (`refusalCode`), so they learn it did not arrive however
- * long after; a mail accepted since, a change or a verification clears it.
+ * long after; a mail accepted since, a change or a verification clears it. `linkLost`: the
+ * address waiting for its link (the pending one, else one not verified) whose newest verification
+ * mail the outbox gave up for the site's own reasons (its relay, its message; not its server
+ * refusing the address, which `undelivered` says): the page must not say to open a link that
+ * never left.
  */
-export async function emailSettings(deps: Pick<EmailDeps, 'stores'>, userId: number): Promise<{ email: MemberEmail | undefined; undelivered: UndeliveredAddress[] }> {
+export async function emailSettings(deps: Pick<EmailDeps, 'stores'>, userId: number): Promise<{ email: MemberEmail | undefined; undelivered: UndeliveredAddress[]; linkLost: boolean }> {
   const email = await deps.stores.memberEmails.find(userId);
-  return { email, undelivered: undeliveredOf(email) };
+  const [waiting, refusal] = email === undefined ? [null, null]
+    : email.pending !== null ? [email.pending, email.pendingRefusalCode]
+    : email.verifiedAt === null ? [email.address, email.refusalCode] : [null, null];
+  let linkLost = false;
+  if (waiting !== null && refusal === null) {
+    const mail = await deps.stores.mailOutbox.newest(userId, VERIFY_MAIL);
+    linkLost = mail !== undefined && mail.state === 'given_up' && emailKey(mail.to) === emailKey(waiting);
+  }
+  return { email, undelivered: undeliveredOf(email), linkLost };
 }
 
 /** The member's addresses (theirs, and the one a change waits for) whose newest mail their server refused. */

@@ -13,6 +13,8 @@ export interface EmailPageState {
   email: MemberEmail | undefined;
   /** Its addresses whose newest mail was refused by their server (`emailSettings`). */
   undelivered: readonly UndeliveredAddress[];
+  /** The newest verification mail of the address waiting for its link was given up by the site: no link to open (`emailSettings`). */
+  linkLost?: boolean;
   mailEnabled: boolean;
   value?: string;
   errors?: FormErrors;
@@ -29,13 +31,14 @@ export interface EmailPageState {
 
 export function emailSettingsPage(context: PageContext, state: EmailPageState): Html {
   const { t } = context;
-  const { email, throttled = false } = state;
-  const unverified = throttled ? 'recovery.emailUnverifiedThrottled' : 'recovery.emailUnverified';
+  const { email, throttled = false, linkLost = false } = state;
+  const unverified = throttled ? 'recovery.emailUnverifiedThrottled' : linkLost ? 'recovery.emailUnverifiedLost' : 'recovery.emailUnverified';
+  const pendingWords = throttled ? 'recovery.emailPendingThrottled' : linkLost ? 'recovery.emailPendingLost' : 'recovery.emailPending';
   const status = email === undefined
     ? html`<p class="muted">${t.text('recovery.emailNone')}</p>`
     : html`<p id="email-status">${t.text(email.verifiedAt === null ? unverified : 'recovery.emailVerified', { address: email.address, max: VERIFY_MAILS_PER_ADDRESS })}</p>`;
   const pending = email?.pending
-    ? html`<p id="email-pending">${t.text(throttled ? 'recovery.emailPendingThrottled' : 'recovery.emailPending', { pending: email.pending, address: email.address })}</p>
+    ? html`<p id="email-pending">${t.text(pendingWords, { pending: email.pending, address: email.address, max: VERIFY_MAILS_PER_ADDRESS })}</p>
 <form method="post" action="${EMAIL_CANCEL_PATH}">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <div class="actions"><button type="submit" class="secondary">${t.text('recovery.emailCancel')}</button></div>
