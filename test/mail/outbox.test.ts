@@ -15,6 +15,7 @@ import { after, before, test } from 'node:test';
 import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { loadSettings } from '../../src/config/settings.js';
+import { createAccount } from '../../src/core/accounts/accounts.js';
 import { MAIL_FIRST_RETRY_MS, MAIL_MAX_AGE_MS, RelayWatch, sendDueMail } from '../../src/core/mail/outbox.js';
 import type { NewOutgoingMail } from '../../src/core/mail/ports.js';
 import { EmlFileTransport, SmtpTransport } from '../../src/mail/transports.js';
@@ -312,6 +313,26 @@ forEachDatabase('mail outbox', (database) => {
     assert.equal((await row(unsent.to)).sent_at, null, 'it stays while it could still be sent');
     await t.deps.stores.housekeeping.purge(queuedAt + MAIL_MAX_AGE_MS + options.auditWindowMs + 1, options);
     await assert.rejects(row(unsent.to), 'its body, a link perhaps, is gone');
+  });
+
+  test('supersede gives up, once, the mails of a kind to an account still waiting after a failed attempt, and says which (address, when queued); one not tried yet is left', async () => {
+    const store = t.deps.stores.mailOutbox;
+    const user = await createAccount(t.deps.stores, t.clock, { username: `u${randomBytes(5).toString('hex')}`, password: 'correct horse battery' });
+    const to = `m${randomBytes(4).toString('hex')}@example.test`;
+    await t.deps.stores.memberEmails.set(user.id, to, 'en', t.clock.now());
+    const kind = `k${randomBytes(4).toString('hex')}`;
+    const failedAt = t.clock.now();
+    assert.ok(await store.enqueue(mail({ to, userId: user.id, kind }), failedAt));
+    // Claimed and failed (tried again later), as the sender does.
+    const claim = randomBytes(8).toString('hex');
+    const claimed = (await store.claim(claim, failedAt, failedAt + 60_000, 100)).filter((row) => row.kind === kind);
+    assert.equal(claimed.length, 1);
+    assert.ok(await store.retryAt(claimed[0]!.id, claim, failedAt + MAIL_FIRST_RETRY_MS, 'relay away'));
+    t.clock.advance(1000);
+    assert.ok(await store.enqueue(mail({ to, userId: user.id, kind }), t.clock.now()), 'a newer mail, not tried yet');
+    assert.deepEqual(await store.supersede(user.id, kind, t.clock.now()), [{ to, createdAt: failedAt }]);
+    assert.deepEqual(await store.supersede(user.id, kind, t.clock.now()), [], 'superseded once');
+    assert.deepEqual(await store.newest(user.id, kind), { to, state: 'waiting' }, 'the newer mail still goes out');
   });
 });
 
