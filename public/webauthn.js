@@ -119,6 +119,12 @@
             busy(false);
             return;
           }
+          if (refusal.field === 'passkey' && typeof refusal.error_description === 'string') {
+            // No passkey can be added now (the account has the most it may): said before the device makes one.
+            if (status) status.textContent = refusal.error_description;
+            busy(false);
+            return;
+          }
           if (typeof refusal.location === 'string' && refusal.location.startsWith('/')) {
             window.location.assign(refusal.location);
             return;

@@ -23,9 +23,17 @@ import { CLOCK_SKEW_MS, type Clock, type Instant } from '../time.js';
 import type { SharedKeys } from '../credentials/shared-keys.js';
 import type { ChallengePurpose, Passkey } from './ports.js';
 import { type SiteNames, labelName } from '../site-name.js';
+import { requireActiveAccount } from './accounts.js';
 
 export const CHALLENGE_LIFETIME_MS = 5 * 60_000;
 export const PASSKEY_NAME_MAX_LENGTH = 60;
+/**
+ * Passkeys one account may have. Each is sent in every registration's `excludeCredentials`, on the
+ * security page and in its `signalAllAcceptedCredentials` list: a session and a virtual
+ * authenticator would add them without end. A member has a few (a phone, a laptop, two security
+ * keys); 20 leaves room for many devices and keeps every list short.
+ */
+export const MAX_PASSKEYS = 20;
 /** A response as a browser sends it is a few kilobytes; nothing larger is parsed. */
 const RESPONSE_MAX_LENGTH = 16_384;
 const TIMEOUT_MS = 120_000;
@@ -110,6 +118,21 @@ export function passkeyAmr(passkey: Pick<Passkey, 'backedUp'>): string[] {
 /** A passkey's name as stored. One left blank is named by the page it was added on, in its language. */
 export function checkPasskeyName(name: string): string {
   return checkedText('name', name, { kind: 'name', max: PASSKEY_NAME_MAX_LENGTH, min: 1 });
+}
+
+/** The refusal of a passkey past `MAX_PASSKEYS`: a problem of the form, not of the name. */
+function tooManyPasskeys(): InputError {
+  return InputError.worded('passkey', `you have ${MAX_PASSKEYS} passkeys, the most an account can have; remove one before adding another`,
+    { key: 'security.passkeyLimitReached', values: { max: MAX_PASSKEYS } });
+}
+
+/**
+ * Refuses (`InputError`, field `passkey`) a new passkey for an account that has `MAX_PASSKEYS`
+ * already, before the options are made: refused after the device's prompt, the device would keep
+ * a passkey no account has. A read only: `registerPasskey` decides, holding the account.
+ */
+export async function checkRoomForPasskey(deps: Pick<PasskeyDeps, 'stores'>, userId: number): Promise<void> {
+  if (await deps.stores.passkeys.countForUser(userId) >= MAX_PASSKEYS) throw tooManyPasskeys();
 }
 
 /**
@@ -233,7 +256,7 @@ export type PasskeyRegistration = { ok: true; passkey: Passkey } | { ok: false; 
 /**
  * Verifies a registration response from `user`'s browser and stores the passkey under `name`.
  * Refused when the response is malformed, its challenge unknown, used, expired or another user's,
- * or its attestation does not verify.
+ * or its attestation does not verify; `InputError` when the account has `MAX_PASSKEYS` already.
  */
 export async function registerPasskey(deps: PasskeyDeps, user: User, responseText: string, name: string): Promise<PasskeyRegistration> {
   const label = checkPasskeyName(name);
@@ -261,17 +284,23 @@ export async function registerPasskey(deps: PasskeyDeps, user: User, responseTex
   if (!verification.verified) return refused();
   const { credential, credentialBackedUp } = verification.registrationInfo;
   // One insert decides (the credential id is the key): two racing registrations of one passkey
-  // cannot both land, and the loser is told, as a repeat is.
+  // cannot both land, and the loser is told, as a repeat is. The count is taken holding the
+  // account's row (`requireActiveAccount`), so two racing at `MAX_PASSKEYS - 1` cannot both land:
+  // the second waits for the first and counts its passkey.
   try {
-    return { ok: true, passkey: await deps.stores.passkeys.insert({
-    credentialId: credential.id,
-    userId: user.id,
-    name: label,
-    publicKey: Buffer.from(credential.publicKey).toString('base64url'),
-    counter: credential.counter,
-    transports: (credential.transports ?? []).filter((t) => /^[a-z-]{1,20}$/.test(t)).slice(0, 8),
-    backedUp: credentialBackedUp,
-    }, deps.clock.now()) };
+    return { ok: true, passkey: await deps.stores.transaction(async (tx) => {
+      await requireActiveAccount(tx, user.id, 'add a passkey');
+      if (await tx.passkeys.countForUser(user.id) >= MAX_PASSKEYS) throw tooManyPasskeys();
+      return tx.passkeys.insert({
+        credentialId: credential.id,
+        userId: user.id,
+        name: label,
+        publicKey: Buffer.from(credential.publicKey).toString('base64url'),
+        counter: credential.counter,
+        transports: (credential.transports ?? []).filter((t) => /^[a-z-]{1,20}$/.test(t)).slice(0, 8),
+        backedUp: credentialBackedUp,
+      }, deps.clock.now());
+    }) };
   } catch (error) {
     if (error instanceof ConflictError) throw InputError.worded('passkey', 'that passkey is already registered', { key: 'problems.passkeyRegistered' });
     throw error;

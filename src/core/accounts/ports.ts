@@ -209,6 +209,8 @@ export interface PasskeyStore {
   /** Throws `ConflictError` when the credential id is registered already (to anyone). */
   insert(passkey: Omit<Passkey, 'createdAt' | 'lastUsedAt'>, now: Instant): Promise<Passkey>;
   listForUser(userId: number): Promise<Passkey[]>;
+  /** How many passkeys the user has: inside a transaction holding the user's row, the count a new one is judged by (`MAX_PASSKEYS`). */
+  countForUser(userId: number): Promise<number>;
   find(credentialId: string): Promise<Passkey | undefined>;
   rename(userId: number, credentialId: string, name: string): Promise<boolean>;
   remove(userId: number, credentialId: string): Promise<Passkey | undefined>;

@@ -12,6 +12,12 @@ import { type Clock, type Instant, days, hasExpired } from '../time.js';
 /** Lifetimes a user can choose, in days; `null` is no expiry. 90 is the default. */
 export const PERSONAL_TOKEN_LIFETIMES: readonly (number | null)[] = [7, 30, 90, 365, null];
 export const DEFAULT_PERSONAL_TOKEN_DAYS = 90;
+/**
+ * Live tokens (neither revoked nor expired) one account may hold: a session would otherwise make
+ * them without end, each a row and a line of the tokens page. Revoked and expired ones do not
+ * count: the member makes room by revoking one. 100, as generous as a script farm needs.
+ */
+export const MAX_PERSONAL_TOKENS = 100;
 
 export type PersonalTokenStatus = 'active' | 'expired' | 'revoked';
 
@@ -53,22 +59,41 @@ export function checkPersonalTokenRequest(request: Omit<PersonalTokenRequest, 'u
   return name;
 }
 
+function tooManyTokens(): InputError {
+  return InputError.worded('tokens', `you have ${MAX_PERSONAL_TOKENS} live tokens, the most an account can have; revoke one before creating another`,
+    { key: 'tokens.limitReached', values: { max: MAX_PERSONAL_TOKENS } });
+}
+
+/**
+ * Refuses (`InputError`, field `tokens`) a new token for an account with `MAX_PERSONAL_TOKENS`
+ * live ones, for a form to say so before it asks for anything more (the password). A read only:
+ * `createPersonalToken` decides, holding the account.
+ */
+export async function checkRoomForPersonalToken(stores: Stores, clock: Clock, userId: number): Promise<void> {
+  if (await stores.personalTokens.countLive(userId, clock.now()) >= MAX_PERSONAL_TOKENS) throw tooManyTokens();
+}
+
 /**
  * Creates a personal token; the plain token is returned here once and never stored. Only for an
- * active account (`AccountUnusableError` otherwise, INTERFACE section 4). It bears the service's
- * mark (`marks`).
+ * active account (`AccountUnusableError` otherwise, INTERFACE section 4) with fewer than
+ * `MAX_PERSONAL_TOKENS` live ones (`InputError` otherwise). It bears the service's mark (`marks`).
  */
 export async function createPersonalToken(stores: Stores, clock: Clock, marks: TokenMarks, request: PersonalTokenRequest): Promise<{ token: string; record: PersonalToken }> {
   const name = checkPersonalTokenRequest(request);
-  await requireActiveAccount(stores, request.userId, 'have a personal token');
-  const now = clock.now();
   const token = (await marks.ready()).generate('personal');
-  const record = await stores.personalTokens.insert({
-    userId: request.userId,
-    name,
-    tokenHash: hashSecret(token),
-    scope: formatScope(request.scopes),
-    expiresAt: request.expiresInDays === null ? null : now + days(request.expiresInDays),
-  }, now);
+  // Counted holding the account's row: two racing at the cap cannot both land (the second waits
+  // for the first and counts its token), and a deletion waits for it or is seen.
+  const record = await stores.transaction(async (tx) => {
+    await requireActiveAccount(tx, request.userId, 'have a personal token');
+    const now = clock.now();
+    if (await tx.personalTokens.countLive(request.userId, now) >= MAX_PERSONAL_TOKENS) throw tooManyTokens();
+    return tx.personalTokens.insert({
+      userId: request.userId,
+      name,
+      tokenHash: hashSecret(token),
+      scope: formatScope(request.scopes),
+      expiresAt: request.expiresInDays === null ? null : now + days(request.expiresInDays),
+    }, now);
+  });
   return { token, record };
 }

@@ -17,6 +17,8 @@ export interface PersonalToken {
 export interface PersonalTokenStore {
   insert(token: { userId: number; name: string; tokenHash: string; scope: string; expiresAt: Instant | null }, now: Instant): Promise<PersonalToken>;
   listForUser(userId: number): Promise<PersonalToken[]>;
+  /** How many of the user's tokens are live at `now` (neither revoked nor expired, `hasExpired`'s rule): the count a new one is judged by (`MAX_PERSONAL_TOKENS`). */
+  countLive(userId: number, now: Instant): Promise<number>;
   findBearer(tokenHash: string): Promise<BearerRecord | undefined>;
   /** Revokes the user's own token; returns whether this call revoked it. */
   revoke(id: number, userId: number, now: Instant): Promise<boolean>;

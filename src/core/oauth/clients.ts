@@ -12,6 +12,15 @@ import { checkedText, trustClaimCheck } from '../text.js';
 import { percentEncodeNonAscii } from '../urls.js';
 import { type Clock, type Instant, hasExpired } from '../time.js';
 
+/**
+ * Active apps one member may register on the developer pages (GitHub's cap on OAuth apps per
+ * owner): each is a row, a line of the page and a name on consent pages. Deactivated ones do not
+ * count: deactivating is how an owner makes room, as no app is deleted (its row keeps its tokens
+ * refused). Apps that register themselves (RFC 7591, client ID metadata documents) have no owner,
+ * and the operator's (`svc client create`) answer to the operator: neither is counted or capped.
+ */
+export const MAX_APPS_PER_OWNER = 100;
+
 /** Ours are 32 hex characters; nothing longer is ever looked up. */
 const CLIENT_ID_MAX_LENGTH = 200;
 
@@ -598,7 +607,16 @@ export type ClientRegistration = {
   | { ownerId?: null; selfRegistered: true; memberRegistered?: false }
 );
 
-/** A new client and, for a confidential one, its secret: shown once, stored only as a hash. */
+function tooManyApps(): InputError {
+  return InputError.worded('apps', `you have ${MAX_APPS_PER_OWNER} active applications, the most one account can register; deactivate one before registering another`,
+    { key: 'apps.limitReached', values: { max: MAX_APPS_PER_OWNER } });
+}
+
+/**
+ * A new client and, for a confidential one, its secret: shown once, stored only as a hash. One a
+ * member registers (`memberRegistered`) is refused (`InputError`) when its owner has
+ * `MAX_APPS_PER_OWNER` active ones.
+ */
 export async function registerClient(stores: Stores, clock: Clock, registration: ClientRegistration): Promise<{ client: Client; secret?: string }> {
   // Every field is checked, so the registration form names all that are wrong at once.
   const [details, , idTokenAlg, redirectUris, postLogoutRedirectUris, backchannelLogoutUri] = checkAll(
@@ -615,10 +633,8 @@ export async function registerClient(stores: Stores, clock: Clock, registration:
     () => checkPostLogoutRedirectUris(registration.postLogoutRedirectUris ?? []),
     () => checkBackchannelLogoutUri(registration.backchannelLogoutUri),
   );
-  // An app's owner manages it at /settings/developers: an account that is not active gets none.
-  if (registration.ownerId !== undefined && registration.ownerId !== null) await requireActiveAccount(stores, registration.ownerId, 'own a new app');
   const secret = registration.type === 'confidential' ? generateToken('clientSecret') : undefined;
-  const client = await stores.clients.create({
+  const create = (into: Stores) => into.clients.create({
     clientId: randomBytes(16).toString('hex'),
     ...details,
     ownerId: registration.ownerId ?? null,
@@ -633,6 +649,16 @@ export async function registerClient(stores: Stores, clock: Clock, registration:
     selfRegistered: registration.selfRegistered ?? false,
     memberRegistered: registration.memberRegistered ?? false,
   }, clock.now());
+  const ownerId = registration.ownerId;
+  // An app with no owner (one that registered itself) is one insert.
+  const client = ownerId === undefined || ownerId === null ? await create(stores) : await stores.transaction(async (tx) => {
+    // An app's owner manages it at /settings/developers: an account that is not active gets none.
+    // A member's apps are counted holding its row: two racing at the cap cannot both land (the
+    // second waits for the first and counts its app).
+    await requireActiveAccount(tx, ownerId, 'own a new app');
+    if (registration.memberRegistered === true && await tx.clients.countActiveByOwner(ownerId) >= MAX_APPS_PER_OWNER) throw tooManyApps();
+    return create(tx);
+  });
   return secret === undefined ? { client } : { client, secret };
 }
 

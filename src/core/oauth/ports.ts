@@ -71,6 +71,8 @@ export interface ClientStore {
   create(client: NewClient, now: Instant): Promise<Client>;
   findById(clientId: string): Promise<Client | undefined>;
   listByOwner(ownerId: number): Promise<Client[]>;
+  /** How many of the owner's apps are active (deactivated ones not counted): the count a new one is judged by (`MAX_APPS_PER_OWNER`). */
+  countActiveByOwner(ownerId: number): Promise<number>;
   /** Every client, oldest first (the operator's list; registrations are few). */
   listAll(): Promise<Client[]>;
   /**

@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InputError, type Words } from '../../core/errors.js';
 import type { Session, User } from '../../core/accounts/ports.js';
 import { changePassword } from '../../core/accounts/password-change.js';
-import { acceptedCredentials, checkPasskeyName, passkeyRef, registerPasskey, registrationOptions, unknownCredentialOf } from '../../core/accounts/passkeys.js';
+import { acceptedCredentials, checkPasskeyName, checkRoomForPasskey, passkeyRef, registerPasskey, registrationOptions, unknownCredentialOf } from '../../core/accounts/passkeys.js';
 import type { EventOrigin, NewSecurityEvent } from '../../core/accounts/security-log.js';
 import {
   type CodeCheck, beginTotpEnrolment, confirmTotpEnrolment, disableTotp, pendingTotpEnrolment, regenerateRecoveryCodes, secondFactorsOf,
@@ -51,10 +51,15 @@ function passkeyNameProblem(request: FastifyRequest, typed: string): string | un
     checkPasskeyName(typedPasskeyName(request, typed));
     return undefined;
   } catch (error) {
-    if (!(error instanceof InputError)) throw error;
-    const t = request.server.deps.words(requestLocale(request));
-    return sentences(error.problems.map((p) => sentence(problemText(t, p))));
+    return problemWords(request, error);
   }
+}
+
+/** An `InputError`'s problems in the page's words, as one text; anything else is thrown again. */
+function problemWords(request: FastifyRequest, error: unknown): string {
+  if (!(error instanceof InputError)) throw error;
+  const t = request.server.deps.words(requestLocale(request));
+  return sentences(error.problems.map((p) => sentence(problemText(t, p))));
 }
 
 /** What `?notice=` after a change says, in the catalogs' words. */
@@ -288,7 +293,8 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
     return handler(ctx);
   });
 
-  // `name`, the new passkey's as typed, is checked before any challenge: refused, no passkey is made.
+  // `name`, the new passkey's as typed, and the account's room for one are checked before any
+  // challenge: refused, no passkey is made.
   app.post(`${PATH}/passkeys/options`, { ...page, schema: { body: { type: 'object', properties: { _csrf: text, name: text } } } }, async (request: FastifyRequest<{ Body: { name?: string } }>, reply) => {
     verifyCsrf(request);
     const found = await currentSignIn(request);
@@ -298,6 +304,10 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
     }
     const nameProblem = request.body.name === undefined ? undefined : passkeyNameProblem(request, request.body.name);
     if (nameProblem !== undefined) return reply.code(400).header('cache-control', 'no-store').send({ error: 'invalid_request', error_description: nameProblem, field: 'name' });
+    // An account at its passkeys' cap is told before the device's prompt, which would make a
+    // passkey the form then refuses.
+    const full = await checkRoomForPasskey(app.deps, found.user.id).then(() => undefined, (error: unknown) => problemWords(request, error));
+    if (full !== undefined) return reply.code(400).header('cache-control', 'no-store').send({ error: 'invalid_request', error_description: full, field: 'passkey' });
     // Each stores a challenge: a signed-in user gets a bounded number.
     const decision = await app.deps.limiter.hit(`passkey-options:user:${found.user.id}`, PASSKEY_OPTIONS_PER_MINUTE, 60, clock.now());
     if (!decision.allowed) return reply.code(429).headers(throttledHeaders('passkey-options', 60)).header('cache-control', 'no-store').send(PASSKEY_OPTIONS_LIMITED);

@@ -7,7 +7,7 @@ import type { Session } from '../../core/accounts/ports.js';
 import type { Page } from '../../core/stores.js';
 import type { Passkey, SecurityEvent } from '../../core/accounts/ports.js';
 import type { SecondFactors, TotpEnrolment } from '../../core/accounts/two-step.js';
-import type { AcceptedCredentials } from '../../core/accounts/passkeys.js';
+import { type AcceptedCredentials, MAX_PASSKEYS } from '../../core/accounts/passkeys.js';
 import { describeUserAgent, deviceText } from '../../core/accounts/user-agent.js';
 import type { Words } from '../../core/errors.js';
 import type { Translator } from '../../core/locales.js';
@@ -15,7 +15,7 @@ import { formatSiteTime } from '../../core/site-time.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 import { stackedTable } from './stacked-table.js';
-import { type FormError, type FormErrors, type ProblemWords, control, errorList, errorSummary, errorsFor, fieldMessage, spaceBetween } from './forms.js';
+import { type FormError, type FormErrors, type ProblemWords, control, errorList, errorSummary, errorsFor, fieldMessage, sentences, spaceBetween } from './forms.js';
 import { eventFrom, eventLine } from './security-events.js';
 import { at, copyButton, notice, settingsLayout } from './settings.js';
 import { chosenName, isolated, passkeyStatus, rich, sessionAddress } from './words.js';
@@ -213,7 +213,7 @@ ${state.passkeys.length === 0 ? html`<p class="muted">${t.text('security.noPassk
   <label for="passkey-name">${t.text('security.newPasskeyName')}</label>
   <input type="text" id="passkey-name" name="name" maxlength="60" placeholder="${t.text('security.passkeyPlaceholder')}" ${state.sentAction === 'passkey-add' && sent ? html`value="${sent.name}"` : ''} ${control(addErrors, 'name', { id: 'passkey-name', hint: 'passkey-hint' })}>
   ${fieldMessage(addErrors, 'name', { id: 'passkey-name', words })}
-  <p class="hint" id="passkey-hint">${t.text('security.passkeyHint')}</p>
+  <p class="hint" id="passkey-hint">${sentences([t.text('security.passkeyHint'), t.text(state.passkeys.length >= MAX_PASSKEYS ? 'security.passkeyLimitReached' : 'security.passkeyLimit', { max: MAX_PASSKEYS })])}</p>
   <div class="actions"><button type="button" data-webauthn="create" data-options="/settings/security/passkeys/options" hidden>${t.text('security.addPasskey')}</button></div>
   ${passkeyStatus(context.t)}
 </form>

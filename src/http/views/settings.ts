@@ -7,10 +7,10 @@ import { documentHost } from '../../core/oauth/client-metadata.js';
 import { EMAIL_SETTINGS_PATH, PROFILE_SETTINGS_PATH } from '../../core/urls.js';
 import type { AuthorizedApplication } from '../../core/oauth/applications.js';
 import { AVATAR_MAX_BYTES } from '../../core/community/avatars.js';
-import { DEFAULT_PERSONAL_TOKEN_DAYS, PERSONAL_TOKEN_LIFETIMES, personalTokenStatus } from '../../core/credentials/personal-tokens.js';
+import { DEFAULT_PERSONAL_TOKEN_DAYS, MAX_PERSONAL_TOKENS, PERSONAL_TOKEN_LIFETIMES, personalTokenStatus } from '../../core/credentials/personal-tokens.js';
 import type { User } from '../../core/accounts/ports.js';
 import type { PersonalToken } from '../../core/credentials/ports.js';
-import { homepageAsRead, livePreviousSecret } from '../../core/oauth/clients.js';
+import { MAX_APPS_PER_OWNER, homepageAsRead, livePreviousSecret } from '../../core/oauth/clients.js';
 import type { Client } from '../../core/oauth/ports.js';
 import { RESOURCE_SCOPES, SCOPES, type Scope, scopeList } from '../../core/oauth/scopes.js';
 import type { Words } from '../../core/errors.js';
@@ -328,6 +328,7 @@ export function tokensPage(context: PageContext, state: TokensPageState): Html {
   const labels = { name: t.text('tokens.name'), scopes: t.text('tokens.scopes'), expires_in_days: t.text('tokens.expires'), password: t.text('settings.yourPassword') };
   const words: ProblemWords = { t, labels };
   const code = (chunks: Array<string | Html>) => html`<code>${chunks}</code>`;
+  const liveTokens = state.tokens.filter((token) => personalTokenStatus(token, state.now) === 'active').length;
   return settingsLayout(t.text('tokens.title'), context, '/settings/tokens', html`<section class="card">
 <h1>${t.text('tokens.title')}</h1>
 <p>${rich(t, 'tokens.intro', { a: (chunks) => html`<a href="/docs">${chunks}</a>`, code })}</p>
@@ -339,6 +340,7 @@ ${state.created ? html`<div class="notice created" role="status">
 </section>
 <section class="card" aria-labelledby="create-heading">
 <h2 id="create-heading">${t.text('tokens.createHeading')}</h2>
+<p class="hint">${t.text(liveTokens >= MAX_PERSONAL_TOKENS ? 'tokens.limitReached' : 'tokens.limit', { max: MAX_PERSONAL_TOKENS })}</p>
 ${errorSummary(state.errors, words)}
 <form method="post" action="/settings/tokens">
   <input type="hidden" name="_csrf" value="${context.csrf}">
@@ -553,6 +555,7 @@ ${appList(deactivated)}
 </section>
 <section class="card" aria-labelledby="register-heading">
 <h2 id="register-heading">${t.text('apps.registerHeading')}</h2>
+<p class="hint">${t.text(active.length >= MAX_APPS_PER_OWNER ? 'apps.limitReached' : 'apps.limit', { max: MAX_APPS_PER_OWNER })}</p>
 ${errorSummary(errors, words)}
 <form method="post" action="/settings/developers">
   <input type="hidden" name="_csrf" value="${context.csrf}">

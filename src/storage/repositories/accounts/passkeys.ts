@@ -46,6 +46,11 @@ export class KyselyPasskeyStore implements PasskeyStore {
     }).returningAll().executeTakeFirstOrThrow();
   }
 
+  async countForUser(userId: number): Promise<number> {
+    const row = await this.db.selectFrom('passkeys').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
   async listForUser(userId: number): Promise<Passkey[]> {
     const rows = await this.db.selectFrom('passkeys').selectAll().where('user_id', '=', userId)
       .orderBy('created_at', 'asc').orderBy('credential_id').execute();

@@ -56,6 +56,13 @@ export class KyselyPersonalTokenStore implements PersonalTokenStore {
     return rows.map(toPersonalToken);
   }
 
+  async countLive(userId: number, now: Instant): Promise<number> {
+    const row = await this.db.selectFrom('personal_tokens').select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('user_id', '=', userId).where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)])).executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
   async findBearer(tokenHash: string): Promise<BearerRecord | undefined> {
     const row = await this.queries.lookup(this.db, tokenHash, bearerLookup);
     return row && {

@@ -135,6 +135,12 @@ export class KyselyClientStore implements ClientStore {
     return rows.map(toClient);
   }
 
+  async countActiveByOwner(ownerId: number): Promise<number> {
+    const row = await this.db.selectFrom('clients').select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('owner_id', '=', ownerId).where('status', '=', 'active').executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
   async listAll(): Promise<Client[]> {
     const rows = await this.db.selectFrom('clients').selectAll().orderBy('created_at').orderBy('client_id').execute();
     return rows.map(toClient);
