@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { AUDIT_EVENTS } from '../../src/core/audit.js';
 import { generateOpaqueId, hashSecret, tokenKind } from '../../src/core/credentials/formats.js';
 import { verifyPassword } from '../../src/core/accounts/passwords.js';
+import { MAX_PERSONAL_TOKENS } from '../../src/core/credentials/personal-tokens.js';
 import type { Stores } from '../../src/core/stores.js';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
 import { createStores } from '../../src/storage/stores.js';
@@ -294,6 +295,17 @@ forEachDatabase('command line', (database) => {
     return { userId: user.id, username };
   }
   const tokensLogged = async (userId: number) => (await stores.securityEvents.listForUser(userId, 0, 10)).items.filter((e) => e.kind === 'personal_token.created');
+
+  test(`token create obeys the member's cap of ${MAX_PERSONAL_TOKENS} live personal tokens, as the tokens page does: one line, exit 2, nothing made`, async () => {
+    const username = name('full');
+    const { json: user } = run('user', 'create', '--username', username, '--password', 'long enough pw', '--json');
+    for (let i = 0; i < MAX_PERSONAL_TOKENS; i++) {
+      await stores.personalTokens.insert({ userId: user.id, name: `t${i}`, tokenHash: hashSecret(generateOpaqueId()), scope: 'profile:read', expiresAt: null }, Date.now());
+    }
+    assertBadArguments(run('token', 'create', '--username', username, '--name', 'one more', '--scopes', 'profile:read', '--json'),
+      new RegExp(`^svc: you have ${MAX_PERSONAL_TOKENS} live tokens, the most an account can have; revoke one before creating another\n$`));
+    assert.equal((await stores.personalTokens.listForUser(user.id)).length, MAX_PERSONAL_TOKENS);
+  });
 
   test('token create writes personal_token.created to the member\'s security log, as the member\'s own token does, from the site\'s staff', async () => {
     const { userId, username } = await memberWithAddress('tokd');

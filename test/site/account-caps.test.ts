@@ -1,0 +1,211 @@
+/**
+ * The caps on what one account may add (docs/site.md, "What one account may hold"): passkeys,
+ * live personal tokens, and the active apps a member registers on the developer pages. Each is
+ * counted holding the account's row in the insert's transaction, so racing adds at the cap land
+ * no further than it, on SQLite and PostgreSQL.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { MAX_PASSKEYS } from '../../src/core/accounts/passkeys.js';
+import type { User } from '../../src/core/accounts/ports.js';
+import { hashSecret } from '../../src/core/credentials/formats.js';
+import { MAX_PERSONAL_TOKENS } from '../../src/core/credentials/personal-tokens.js';
+import { MAX_APPS_PER_OWNER, registerClient } from '../../src/core/oauth/clients.js';
+import { days } from '../../src/core/time.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { SoftwarePasskey, addPasskey } from '../support/passkey.js';
+import { Browser, PASSWORD, newUser } from '../oauth/helpers.js';
+
+const csrf = (browser: Browser) => browser.cookies.get('svc_csrf')!;
+/** The page's text with its markup's entities read back. */
+const text = async (response: Response) => (await response.text()).replace(/&#39;|&#x27;/g, '\'').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+
+forEachDatabase('account caps', (database) => {
+  let t: TestApp;
+  before(async () => { t = await startTestApp(database); });
+  after(() => t.close());
+
+  async function signedIn(user?: User, headers: Record<string, string> = {}): Promise<{ user: User; browser: Browser }> {
+    const member = user ?? await newUser(t);
+    const browser = new Browser(t, headers);
+    assert.equal((await browser.signIn(member.username)).status, 303);
+    await browser.fetch('/settings/security');
+    return { user: member, browser };
+  }
+
+  // ---- Seeding through the stores, to reach a cap quickly --------------------------------------
+
+  async function seedPasskeys(user: User, count: number): Promise<void> {
+    for (let i = 0; i < count; i++) {
+      await t.deps.stores.passkeys.insert({
+        credentialId: randomBytes(16).toString('base64url'), userId: user.id, name: `seeded ${i}`,
+        publicKey: randomBytes(16).toString('base64url'), counter: 0, transports: [], backedUp: false,
+      }, t.clock.now());
+    }
+  }
+
+  async function seedTokens(user: User, count: number, expiresAt: number | null = t.clock.now() + days(30)): Promise<void> {
+    for (let i = 0; i < count; i++) {
+      await t.deps.stores.personalTokens.insert({ userId: user.id, name: `seeded ${i}`, tokenHash: hashSecret(randomBytes(24).toString('hex')), scope: 'profile:read', expiresAt }, t.clock.now());
+    }
+  }
+
+  async function seedApps(user: User, count: number): Promise<void> {
+    for (let i = 0; i < count; i++) {
+      await registerClient(t.deps.stores, t.deps.clock, { name: `Seeded ${i}`, type: 'public', redirectUris: ['https://seeded.example/cb'], ownerId: user.id, memberRegistered: true });
+    }
+  }
+
+  // ---- Passkeys --------------------------------------------------------------------------------
+
+  const passkeyOptions = (browser: Browser) => browser.postForm('/settings/security/passkeys/options', { _csrf: csrf(browser), name: 'Phone' });
+  const sendPasskey = (browser: Browser, credential: string) =>
+    browser.postForm('/settings/security', { _csrf: csrf(browser), action: 'passkey-add', name: 'Phone', credential });
+
+  test(`passkeys: an account has at most ${MAX_PASSKEYS}; past it the options are refused before the device's prompt (400, field passkey), and removing one makes room`, async () => {
+    const { user, browser } = await signedIn();
+    await seedPasskeys(user, MAX_PASSKEYS - 1);
+    await addPasskey(t, browser, { name: 'The last one' });
+    assert.equal((await t.deps.stores.passkeys.listForUser(user.id)).length, MAX_PASSKEYS);
+
+    const refused = await passkeyOptions(browser);
+    assert.equal(refused.status, 400);
+    const body = await refused.json() as { error: string; error_description: string; field: string; challenge?: string };
+    assert.equal(body.field, 'passkey', 'not the name: public/webauthn.js says it in the status line');
+    assert.equal(body.challenge, undefined, 'no options, so no prompt and no passkey left on the device');
+    assert.match(body.error_description, new RegExp(`You have ${MAX_PASSKEYS} passkeys, the most an account can have\\. Remove one before adding another\\.`));
+    const page = await text(await browser.fetch('/settings/security'));
+    assert.match(page, /the most an account can have\. Remove one before adding another\./, 'the page says so too');
+
+    const [first] = await t.deps.stores.passkeys.listForUser(user.id);
+    assert.equal((await browser.postForm('/settings/security', { _csrf: csrf(browser), action: 'passkey-remove', credential_id: first!.credentialId })).status, 303);
+    assert.equal((await passkeyOptions(browser)).status, 200, 'room again');
+    assert.match(await text(await browser.fetch('/settings/security')), new RegExp(`An account can have up to ${MAX_PASSKEYS} passkeys\\.`));
+  });
+
+  test('passkeys: a registration that reaches the form past the cap is refused as a form problem (400), and the browser is asked to forget the passkey its device made', async () => {
+    const { user, browser } = await signedIn();
+    await seedPasskeys(user, MAX_PASSKEYS - 1);
+    const options = await (await passkeyOptions(browser)).json() as { challenge: string };
+    // Another device of the account takes the last place while this one's prompt is open.
+    await seedPasskeys(user, 1);
+    const passkey = new SoftwarePasskey(t.baseUrl);
+    const refused = await sendPasskey(browser, passkey.register(options));
+    assert.equal(refused.status, 400);
+    const page = await text(refused);
+    assert.match(page, /Remove one before adding another\./);
+    assert.match(page, new RegExp(`data-unknown-credential="${passkey.credentialId}"`), 'signalUnknownCredential: no orphan passkey stays offered');
+    assert.equal((await t.deps.stores.passkeys.listForUser(user.id)).length, MAX_PASSKEYS);
+    assert.equal(await t.deps.stores.passkeys.find(passkey.credentialId), undefined);
+  });
+
+  test('passkeys: registrations racing for the last places land no further than the cap', async () => {
+    const { user, browser } = await signedIn();
+    await seedPasskeys(user, MAX_PASSKEYS - 2);
+    const ceremonies = [];
+    for (let i = 0; i < 5; i++) {
+      const options = await (await passkeyOptions(browser)).json() as { challenge: string };
+      ceremonies.push(new SoftwarePasskey(t.baseUrl).register(options));
+    }
+    const statuses = (await Promise.all(ceremonies.map((credential) => sendPasskey(browser, credential)))).map((r) => r.status).sort();
+    assert.deepEqual(statuses, [303, 303, 400, 400, 400]);
+    assert.equal((await t.deps.stores.passkeys.listForUser(user.id)).length, MAX_PASSKEYS);
+  });
+
+  // ---- Personal tokens -------------------------------------------------------------------------
+
+  const tokenForm = (browser: Browser, password = PASSWORD) =>
+    browser.postForm('/settings/tokens', { _csrf: csrf(browser), name: 'script', scopes: 'profile:read', expires_in_days: '30', password });
+  const liveTokens = async (user: User) => (await t.deps.stores.personalTokens.listForUser(user.id)).filter((k) => k.revokedAt === null && (k.expiresAt === null || k.expiresAt > t.clock.now()));
+
+  test(`personal tokens: an account holds at most ${MAX_PERSONAL_TOKENS} live ones; revoked and expired ones do not count; past the cap the form says so (400) before it tries the password`, async () => {
+    const { user, browser } = await signedIn();
+    await seedTokens(user, 3, t.clock.now() - 1);
+    await seedTokens(user, MAX_PERSONAL_TOKENS - 1);
+    assert.equal((await tokenForm(browser)).status, 303, 'expired ones leave room');
+    assert.equal((await liveTokens(user)).length, MAX_PERSONAL_TOKENS);
+
+    const refused = await tokenForm(browser, 'not my password');
+    assert.equal(refused.status, 400);
+    const page = await text(refused);
+    assert.match(page, new RegExp(`You have ${MAX_PERSONAL_TOKENS} live tokens, the most an account can have\\. Revoke one before creating another\\.`));
+    assert.doesNotMatch(page, /password is not right/, 'a form that cannot make a token costs no password attempt');
+
+    const [oldest] = await liveTokens(user);
+    assert.equal((await browser.postForm('/settings/tokens/revoke', { _csrf: csrf(browser), token_id: String(oldest!.id), confirm: 'yes' })).status, 303);
+    assert.equal((await tokenForm(browser)).status, 303, 'a revoked one leaves room');
+    assert.equal((await tokenForm(browser)).status, 400);
+    assert.equal((await liveTokens(user)).length, MAX_PERSONAL_TOKENS);
+  });
+
+  test('personal tokens: creations racing for the last places land no further than the cap', async () => {
+    const user = await newUser(t);
+    await seedTokens(user, MAX_PERSONAL_TOKENS - 2);
+    const browsers = await Promise.all([1, 2, 3, 4, 5].map(async () => (await signedIn(user)).browser));
+    const statuses = (await Promise.all(browsers.map((b) => tokenForm(b)))).map((r) => r.status).sort();
+    assert.deepEqual(statuses, [303, 303, 400, 400, 400]);
+    assert.equal((await liveTokens(user)).length, MAX_PERSONAL_TOKENS);
+  });
+
+  // ---- Apps a member registers -----------------------------------------------------------------
+
+  const registerForm = (browser: Browser, name = 'My app') => browser.postForm('/settings/developers', {
+    _csrf: csrf(browser), name, description: '', homepage: '', redirect_uris: 'https://mine.example/cb', type: 'confidential',
+  });
+  const activeApps = async (user: User) => (await t.deps.stores.clients.listByOwner(user.id)).filter((c) => c.status === 'active');
+
+  test(`apps: a member registers at most ${MAX_APPS_PER_OWNER} active apps on the developer pages; deactivated ones do not count; past the cap the form says so (400)`, async () => {
+    const { user, browser } = await signedIn();
+    await seedApps(user, MAX_APPS_PER_OWNER);
+    const [first] = await activeApps(user);
+    assert.equal((await browser.postForm(`/settings/developers/${first!.clientId}/deactivate`, { _csrf: csrf(browser), confirm: 'yes' })).status, 303);
+    assert.equal((await registerForm(browser)).status, 303, 'a deactivated one leaves room');
+    assert.equal((await activeApps(user)).length, MAX_APPS_PER_OWNER);
+
+    const refused = await registerForm(browser, 'One too many');
+    assert.equal(refused.status, 400);
+    const page = await text(refused);
+    assert.match(page, new RegExp(`You have ${MAX_APPS_PER_OWNER} active applications, the most one account can register\\. Deactivate one you no longer use before registering another\\.`));
+    assert.match(page, /value="One too many"/, 'the form keeps what was typed');
+    assert.equal((await activeApps(user)).length, MAX_APPS_PER_OWNER);
+  });
+
+  test('apps: the cap is on apps a member registers; the operator\'s and those that register themselves are not counted against it', async () => {
+    const { user, browser } = await signedIn();
+    await seedApps(user, MAX_APPS_PER_OWNER);
+    // `svc client create --owner`: the operator answers for it.
+    await registerClient(t.deps.stores, t.deps.clock, { name: 'Operator\'s', type: 'public', redirectUris: ['https://operator.example/cb'], ownerId: user.id });
+    // RFC 7591: no owner at all.
+    await registerClient(t.deps.stores, t.deps.clock, { name: 'Itself', type: 'public', redirectUris: ['https://itself.example/cb'], selfRegistered: true });
+    assert.equal((await activeApps(user)).length, MAX_APPS_PER_OWNER + 1);
+    assert.equal((await registerForm(browser)).status, 400, 'the member still cannot add one');
+  });
+
+  test('apps: registrations racing for the last places land no further than the cap', async () => {
+    const { user, browser } = await signedIn();
+    await seedApps(user, MAX_APPS_PER_OWNER - 2);
+    const statuses = (await Promise.all([1, 2, 3, 4, 5].map((i) => registerForm(browser, `Racer ${i}`)))).map((r) => r.status).sort();
+    assert.deepEqual(statuses, [303, 303, 400, 400, 400]);
+    assert.equal((await activeApps(user)).length, MAX_APPS_PER_OWNER);
+  });
+
+  // ---- Words -----------------------------------------------------------------------------------
+
+  test('the caps are shown on each page in the page\'s language, Simplified and Traditional Chinese as written there', async () => {
+    const expected: Record<string, [RegExp, RegExp, RegExp]> = {
+      'zh-CN': [/每个账号最多可以添加 20 个通行密钥。/, /同一时间最多可以有 100 个有效令牌，已撤销和已过期的不计在内。/, /每个账号最多可以有 100 个在用的应用，已停用的不计在内。/],
+      'zh-TW': [/每個帳號最多可以新增 20 個通行金鑰。/, /同一時間最多可以有 100 個有效權杖，已撤銷和已過期的不計算在內。/, /每個帳號最多可以有 100 個使用中的應用程式，已停用的不計算在內。/],
+    };
+    for (const [language, [passkeys, tokens, apps]] of Object.entries(expected)) {
+      const { user, browser } = await signedIn(undefined, { 'accept-language': language });
+      assert.match(await text(await browser.fetch('/settings/security')), passkeys, language);
+      assert.match(await text(await browser.fetch('/settings/tokens')), tokens, language);
+      assert.match(await text(await browser.fetch('/settings/developers')), apps, language);
+      await seedPasskeys(user, MAX_PASSKEYS);
+      const refused = await (await passkeyOptions(browser)).json() as { error_description: string };
+      assert.match(refused.error_description, language === 'zh-CN' ? /请先移除一个，再添加新的。/ : /請先移除一個，再新增。/, language);
+    }
+  });
+});
