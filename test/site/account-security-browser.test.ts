@@ -12,6 +12,7 @@ import { decodeJwt } from 'jose';
 import { type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium.js';
 import { createAccount } from '../../src/core/accounts/accounts.js';
+import { MAX_PASSKEYS } from '../../src/core/accounts/passkeys.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
 import { pkcePair } from '../oauth/helpers.js';
@@ -248,6 +249,28 @@ describe('account security in a browser', () => {
     await page.getByText('通行密钥已添加').waitFor();
     assert.equal(made, 1);
     assert.deepEqual((await t.deps.stores.passkeys.listForUser(user.id)).map((p) => p.name), ['笔记本']);
+    await context.close();
+  });
+
+  test(`an account with ${MAX_PASSKEYS} passkeys is told so in the form's status line before the device makes one; no passkey is left on the device`, async () => {
+    const user = await createAccount(t.deps.stores, t.clock, { username: 'keyring', password: 'keyring password' });
+    for (let i = 0; i < MAX_PASSKEYS; i++) {
+      await t.deps.stores.passkeys.insert({ credentialId: `seeded-${i}`, userId: user.id, name: `Key ${i}`, publicKey: 'AAAA', counter: 0, transports: [], backedUp: false }, t.clock.now());
+    }
+    const { context, page } = await signedInPage('keyring', 'keyring password');
+    const device = await addAuthenticator(page);
+    let made = 0;
+    device.cdp.on('WebAuthn.credentialAdded', () => { made++; });
+    await page.goto(`${t.baseUrl}/settings/security`);
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    const status = page.locator('#passkey-name ~ [data-webauthn-status]');
+    await page.waitForFunction(() => /Remove one/.test(document.querySelector('#passkey-name ~ [data-webauthn-status]')?.textContent ?? ''));
+    assert.equal(await status.innerText(), `You have ${MAX_PASSKEYS} passkeys, the most an account can have. Remove one before adding another.`);
+    assert.equal(page.url(), `${t.baseUrl}/settings/security`, 'nothing was sent');
+    await page.waitForTimeout(300);
+    assert.equal(made, 0, 'the device made no passkey');
+    assert.equal(await page.getByRole('button', { name: 'Add a passkey' }).isEnabled(), true, 'the button works again once one is removed');
+    assert.equal((await t.deps.stores.passkeys.listForUser(user.id)).length, MAX_PASSKEYS);
     await context.close();
   });
 
