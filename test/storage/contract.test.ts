@@ -1355,6 +1355,28 @@ forEachDatabase('storage contract', (database) => {
     assert.equal((await stores.personalTokens.listForUser(user.id)).find((t) => t.id === first.id)?.lastUsedAt, T0 + 3);
   });
 
+  test('the counts a cap is judged by: a user\'s passkeys, live personal tokens (not revoked, not expired at the instant) and an owner\'s active apps, no one else\'s', async () => {
+    const user = await newUser();
+    const stranger = await newUser();
+    for (const [owner, id] of [[user, 'a'], [user, 'b'], [stranger, 'c']] as const) {
+      await stores.passkeys.insert({ credentialId: unique(id), userId: owner.id, name: 'Key', publicKey: 'AAAA', counter: 0, transports: [], backedUp: false }, T0);
+    }
+    assert.equal(await stores.passkeys.countForUser(user.id), 2);
+    const token = (userId: number, expiresAt: number | null) =>
+      stores.personalTokens.insert({ userId, name: 't', tokenHash: unique('pt'), scope: 'profile:read', expiresAt }, T0);
+    await token(user.id, null);
+    await token(user.id, T0 + MINUTE);
+    const revoked = await token(user.id, null);
+    await stores.personalTokens.revoke(revoked.id, user.id, T0);
+    await token(stranger.id, null);
+    assert.equal(await stores.personalTokens.countLive(user.id, T0), 2);
+    assert.equal(await stores.personalTokens.countLive(user.id, T0 + MINUTE), 1, 'expired at its instant, as hasExpired reads it');
+    const apps = [await newClient(user.id), await newClient(user.id), await newClient(stranger.id), await newClient(null)];
+    await stores.clients.setStatus(apps[1]!.clientId, 'deactivated', T0);
+    assert.equal(await stores.clients.countActiveByOwner(user.id), 1);
+    assert.equal(await stores.clients.countActiveByOwner(stranger.id), 1);
+  });
+
   test('signing keys: a retired key stays published until its withdrawal, a withdrawn one goes at once, and the janitor deletes it', async () => {
     const key = (kid: string, at: number) => ({ kid, alg: 'ES256' as const, publicJwk: '{}', privateJwk: '{"d":"x"}', createdAt: at, activeAt: at });
     const listed = async (at: number) => (await stores.keys.listPublished(at)).map((k) => k.kid);
