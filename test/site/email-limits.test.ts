@@ -41,6 +41,24 @@ forEachDatabase('the limits of verification mails', (database) => {
   /** Moves the clock to the start of the next hour, so an hourly window holds the whole test. */
   const startOfAnHour = () => t.clock.advance(HOUR_MS - (t.clock.now() % HOUR_MS));
 
+  /**
+   * Saves `email` `saves` times, each save answered 200 and its mail tried at once, while the
+   * address's server refuses its mail as `refusal` says: by default a bare 554 at DATA, which the
+   * outbox gives up at once for the site's own reasons (its message or its relay, not the address).
+   * The address is accepted again after.
+   */
+  async function saveWhileRefused(visitor: AddressedVisitor, email: string, saves: number, refusal: Parameters<typeof t.smtp.refuse> = [email, 554, 'Transaction failed', 'data']): Promise<void> {
+    t.smtp.refuse(...refusal);
+    try {
+      for (let i = 0; i < saves; i += 1) {
+        assert.equal((await visitor.post('/settings/email', { email })).status, 200);
+        await deliverMail(t);
+      }
+    } finally {
+      t.smtp.accept(email);
+    }
+  }
+
   test('an address not yet verified is offered a new link by saving it again, with the number one address may be mailed a day', async () => {
     const { visitor } = await member();
     const email = address();
@@ -79,11 +97,7 @@ forEachDatabase('the limits of verification mails', (database) => {
   test('a save the address\'s daily limit refuses does not send the member to a link whose mail the address\'s server refused', async () => {
     const { visitor } = await member();
     const email = address();
-    t.smtp.refuse(email, 550, '5.1.1 no such user');
-    for (let i = 0; i < VERIFY_MAILS_PER_ADDRESS; i += 1) {
-      assert.equal((await visitor.post('/settings/email', { email })).status, 200);
-      await deliverMail(t);
-    }
+    await saveWhileRefused(visitor, email, VERIFY_MAILS_PER_ADDRESS, [email, 550, '5.1.1 no such user']);
     const refused = await visitor.post('/settings/email', { email });
     assert.equal(refused.status, 429);
     assert.match(refused.text, /could not be delivered/, 'the page says the mail did not arrive');
@@ -168,15 +182,7 @@ forEachDatabase('the limits of verification mails', (database) => {
   test('a last mail the outbox gave up for the site\'s own reasons (a bare 554 at DATA: its message or its relay, not the address) is said to be lost, with no link coming, and no one is sent to the "Not you?" link of a mail that never arrived', async () => {
     const { visitor } = await member();
     const email = address();
-    t.smtp.refuse(email, 554, 'Transaction failed', 'data');
-    try {
-      for (let i = 0; i < VERIFY_MAILS_PER_ADDRESS; i += 1) {
-        assert.equal((await visitor.post('/settings/email', { email })).status, 200);
-        await deliverMail(t);
-      }
-    } finally {
-      t.smtp.accept(email);
-    }
+    await saveWhileRefused(visitor, email, VERIFY_MAILS_PER_ADDRESS);
     const [last] = await t.deps.database.db.selectFrom('mail_outbox').select(['abandoned_at', 'reply_code']).where('recipient', '=', email).orderBy('id', 'desc').limit(1).execute();
     assert.ok(last?.abandoned_at !== null && last?.reply_code === null, 'given up at once, no refusal of the address kept');
     const refused = await visitor.post('/settings/email', { email });
@@ -196,15 +202,7 @@ forEachDatabase('the limits of verification mails', (database) => {
   test('a save a limit refused says one thing: the lines above the form neither tell the member to open a link that may not be coming nor to save the address again, which was just refused', async () => {
     const { visitor } = await member();
     const email = address();
-    t.smtp.refuse(email, 554, 'Transaction failed', 'data');
-    try {
-      for (let i = 0; i < VERIFY_MAILS_PER_ADDRESS; i += 1) {
-        assert.equal((await visitor.post('/settings/email', { email })).status, 200);
-        await deliverMail(t);
-      }
-    } finally {
-      t.smtp.accept(email);
-    }
+    await saveWhileRefused(visitor, email, VERIFY_MAILS_PER_ADDRESS);
     const refused = await visitor.post('/settings/email', { email });
     assert.equal(refused.status, 429);
     assert.match(lastLinkNotice(refused.text) ?? '', /could not be sent/);
@@ -229,15 +227,7 @@ forEachDatabase('the limits of verification mails', (database) => {
     const token = /\/email\/verify\?token=([A-Za-z0-9_-]+)/.exec(t.smtp.to(first)[0]?.text ?? '')?.[1];
     assert.equal((await visitor.get(`/email/verify?token=${token}`)).status, 200, 'the first address verified');
     const next = address();
-    t.smtp.refuse(next, 550, '5.1.1 no such user');
-    try {
-      for (let i = 0; i < VERIFY_MAILS_PER_ADDRESS; i += 1) {
-        assert.equal((await visitor.post('/settings/email', { email: next })).status, 200);
-        await deliverMail(t);
-      }
-    } finally {
-      t.smtp.accept(next);
-    }
+    await saveWhileRefused(visitor, next, VERIFY_MAILS_PER_ADDRESS, [next, 550, '5.1.1 no such user']);
     const refused = await visitor.post('/settings/email', { email: next });
     assert.equal(refused.status, 429);
     const lines = statusLines(refused.text);
@@ -281,27 +271,13 @@ forEachDatabase('the limits of verification mails', (database) => {
     beforeEndOfDay(12 * HOUR_MS);
     const { visitor } = await member();
     const email = address();
-    t.smtp.refuse(email, 554, 'Transaction failed', 'data');
-    try {
-      for (let i = 0; i < VERIFY_MAILS_PER_ADDRESS; i += 1) {
-        assert.equal((await visitor.post('/settings/email', { email })).status, 200);
-        await deliverMail(t);
-      }
-      assert.equal((await visitor.post('/settings/email', { email })).status, 429, 'see docs/site.md: a give-up is not taken back');
-    } finally {
-      t.smtp.accept(email);
-    }
+    await saveWhileRefused(visitor, email, VERIFY_MAILS_PER_ADDRESS);
+    assert.equal((await visitor.post('/settings/email', { email })).status, 429, 'see docs/site.md: a give-up is not taken back');
   });
   test('an address whose last verification mail the outbox gave up for the site\'s own reasons is not said to have a link to open: the page says no link is coming and that saving it again mails one', async () => {
     const { visitor } = await member();
     const email = address();
-    t.smtp.refuse(email, 554, 'Transaction failed', 'data');
-    try {
-      assert.equal((await visitor.post('/settings/email', { email })).status, 200);
-      await deliverMail(t);
-    } finally {
-      t.smtp.accept(email);
-    }
+    await saveWhileRefused(visitor, email, 1);
     const page = await visitor.get('/settings/email');
     assert.equal(statusLines(page.text), `${email} is not verified yet, and the last mail with its link could not be sent: no link is on its way. Save it again to get a new link, at most ${VERIFY_MAILS_PER_ADDRESS} a day to one address.`);
     for (const [language, words] of [['zh-CN', `${email} 尚未验证，且最新的验证邮件未能发出，不会有链接送达。`], ['zh-TW', `${email} 尚未驗證，且最新的驗證郵件未能寄出，不會有連結送達。`]] as const) {
@@ -324,13 +300,7 @@ forEachDatabase('the limits of verification mails', (database) => {
     const token = /\/email\/verify\?token=([A-Za-z0-9_-]+)/.exec(t.smtp.to(first)[0]?.text ?? '')?.[1];
     assert.equal((await visitor.get(`/email/verify?token=${token}`)).status, 200, 'the first address verified');
     const next = address();
-    t.smtp.refuse(next, 554, 'Transaction failed', 'data');
-    try {
-      assert.equal((await visitor.post('/settings/email', { email: next })).status, 200);
-      await deliverMail(t);
-    } finally {
-      t.smtp.accept(next);
-    }
+    await saveWhileRefused(visitor, next, 1);
     const lines = statusLines((await visitor.get('/settings/email')).text);
     assert.ok(lines.includes(`You asked to change it to ${next}, but the last mail with its link could not be sent: no link is on its way.`), lines);
     assert.doesNotMatch(lines, /open the link we mailed/);

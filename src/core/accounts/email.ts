@@ -209,9 +209,17 @@ async function lastLinkTo(deps: EmailDeps, userId: number, current: MemberEmail 
   if (link === undefined || link.addressKey === null || mailboxKey(link.addressKey) !== mailboxKey(address)) return null;
   const refused = undeliveredOf(current).some((undelivered) => mailboxKey(undelivered.address) === mailboxKey(address));
   if (refused) return null;
-  const mail = await deps.stores.mailOutbox.newest(userId, VERIFY_MAIL);
-  if (mail === undefined || emailKey(mail.to) !== link.addressKey) return null;
-  return { address: link.addressKey, expiresAt: link.expiresAt, mail: mail.state };
+  const mail = await newestVerifyMailTo(deps.stores, userId, link.addressKey);
+  return mail === undefined ? null : { address: link.addressKey, expiresAt: link.expiresAt, mail };
+}
+
+/**
+ * Where the account's newest verification mail is, when it was mailed to `addressKey` (`emailKey`):
+ * none when a newer one went to another address, or the outbox keeps no record of it.
+ */
+async function newestVerifyMailTo(stores: Stores, userId: number, addressKey: string): Promise<MailState | undefined> {
+  const mail = await stores.mailOutbox.newest(userId, VERIFY_MAIL);
+  return mail !== undefined && emailKey(mail.to) === addressKey ? mail.state : undefined;
 }
 
 /**
@@ -312,11 +320,7 @@ export async function emailSettings(deps: Pick<EmailDeps, 'stores'>, userId: num
   const [waiting, refusal] = email === undefined ? [null, null]
     : email.pending !== null ? [email.pending, email.pendingRefusalCode]
     : email.verifiedAt === null ? [email.address, email.refusalCode] : [null, null];
-  let linkLost = false;
-  if (waiting !== null && refusal === null) {
-    const mail = await deps.stores.mailOutbox.newest(userId, VERIFY_MAIL);
-    linkLost = mail !== undefined && mail.state === 'given_up' && emailKey(mail.to) === emailKey(waiting);
-  }
+  const linkLost = waiting !== null && refusal === null && await newestVerifyMailTo(deps.stores, userId, emailKey(waiting)) === 'given_up';
   return { email, undelivered: undeliveredOf(email), linkLost };
 }
 

@@ -127,12 +127,13 @@ function tooManyPasskeys(): InputError {
 }
 
 /**
- * Refuses (`InputError`, field `passkey`) a new passkey for an account that has `MAX_PASSKEYS`
- * already, before the options are made: refused after the device's prompt, the device would keep
- * a passkey no account has. A read only: `registerPasskey` decides, holding the account.
+ * The refusal (field `passkey`) of a new passkey for an account that has `MAX_PASSKEYS` already,
+ * none when it has room, said before the options are made: refused after the device's prompt, the
+ * device would keep a passkey no account has. A read only: `registerPasskey` decides, holding the
+ * account.
  */
-export async function checkRoomForPasskey(deps: Pick<PasskeyDeps, 'stores'>, userId: number): Promise<void> {
-  if (await deps.stores.passkeys.countForUser(userId) >= MAX_PASSKEYS) throw tooManyPasskeys();
+export async function passkeyCapRefusal(deps: Pick<PasskeyDeps, 'stores'>, userId: number): Promise<InputError | undefined> {
+  return await deps.stores.passkeys.countForUser(userId) >= MAX_PASSKEYS ? tooManyPasskeys() : undefined;
 }
 
 /**

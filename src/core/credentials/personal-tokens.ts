@@ -65,12 +65,12 @@ function tooManyTokens(): InputError {
 }
 
 /**
- * Refuses (`InputError`, field `tokens`) a new token for an account with `MAX_PERSONAL_TOKENS`
- * live ones, for a form to say so before it asks for anything more (the password). A read only:
- * `createPersonalToken` decides, holding the account.
+ * The refusal (field `tokens`) of a new token for an account with `MAX_PERSONAL_TOKENS` live ones,
+ * none when it has room, for a form to say so before it asks for anything more (the password). A
+ * read only: `createPersonalToken` decides, holding the account.
  */
-export async function checkRoomForPersonalToken(stores: Stores, clock: Clock, userId: number): Promise<void> {
-  if (await stores.personalTokens.countLive(userId, clock.now()) >= MAX_PERSONAL_TOKENS) throw tooManyTokens();
+export async function personalTokenCapRefusal(stores: Stores, clock: Clock, userId: number): Promise<InputError | undefined> {
+  return await stores.personalTokens.countLive(userId, clock.now()) >= MAX_PERSONAL_TOKENS ? tooManyTokens() : undefined;
 }
 
 /**

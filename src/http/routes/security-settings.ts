@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InputError, type Words } from '../../core/errors.js';
 import type { Session, User } from '../../core/accounts/ports.js';
 import { changePassword } from '../../core/accounts/password-change.js';
-import { acceptedCredentials, checkPasskeyName, checkRoomForPasskey, passkeyRef, registerPasskey, registrationOptions, unknownCredentialOf } from '../../core/accounts/passkeys.js';
+import { acceptedCredentials, checkPasskeyName, passkeyCapRefusal, passkeyRef, registerPasskey, registrationOptions, unknownCredentialOf } from '../../core/accounts/passkeys.js';
 import type { EventOrigin, NewSecurityEvent } from '../../core/accounts/security-log.js';
 import {
   type CodeCheck, beginTotpEnrolment, confirmTotpEnrolment, disableTotp, pendingTotpEnrolment, regenerateRecoveryCodes, secondFactorsOf,
@@ -306,8 +306,8 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
     if (nameProblem !== undefined) return reply.code(400).header('cache-control', 'no-store').send({ error: 'invalid_request', error_description: nameProblem, field: 'name' });
     // An account at its passkeys' cap is told before the device's prompt, which would make a
     // passkey the form then refuses.
-    const full = await checkRoomForPasskey(app.deps, found.user.id).then(() => undefined, (error: unknown) => problemWords(request, error));
-    if (full !== undefined) return reply.code(400).header('cache-control', 'no-store').send({ error: 'invalid_request', error_description: full, field: 'passkey' });
+    const full = await passkeyCapRefusal(app.deps, found.user.id);
+    if (full !== undefined) return reply.code(400).header('cache-control', 'no-store').send({ error: 'invalid_request', error_description: problemWords(request, full), field: 'passkey' });
     // Each stores a challenge: a signed-in user gets a bounded number.
     const decision = await app.deps.limiter.hit(`passkey-options:user:${found.user.id}`, PASSKEY_OPTIONS_PER_MINUTE, 60, clock.now());
     if (!decision.allowed) return reply.code(429).headers(throttledHeaders('passkey-options', 60)).header('cache-control', 'no-store').send(PASSKEY_OPTIONS_LIMITED);

@@ -21,7 +21,7 @@ import {
 } from '../../core/oauth/clients.js';
 import { AccountUnusableError, InputError, OAuthError, type Words, checkAll } from '../../core/errors.js';
 import { ONE_TIME_SECRET_MS, type OneTimeTarget, stashSecret, takeSecret } from '../../core/credentials/one-time-secrets.js';
-import { checkPersonalTokenRequest, checkRoomForPersonalToken, createPersonalToken } from '../../core/credentials/personal-tokens.js';
+import { checkPersonalTokenRequest, createPersonalToken, personalTokenCapRefusal } from '../../core/credentials/personal-tokens.js';
 import { deleteAccount } from '../../core/accounts/account-deletion.js';
 import { DATA_READER_MIN_RATE, DATA_READER_PATIENCE_MS, type DataFileSink, dataFileName, downloadAccountData } from '../../core/accounts/data-export.js';
 import type { OwnerProofRefusal } from '../../core/accounts/owner-proof.js';
@@ -374,10 +374,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     // Every field at fault is named at once (issue 18 item 10); the password is tried only on a
     // form that could make a token, so a mistyped name, or an account at its tokens' cap, never
     // costs a password attempt.
-    const full = await checkRoomForPersonalToken(stores, clock, user.id).then(() => undefined, (error: unknown) => {
-      if (error instanceof InputError) return error;
-      throw error;
-    });
+    const full = await personalTokenCapRefusal(stores, clock, user.id);
     try {
       checkAll(
         () => { if (full) throw full; },
