@@ -524,6 +524,18 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.equal(checkEmailAddress('name@example.test.'), 'name@example.test.');
   });
 
+  test('an address whose domain has a label begun by a combining mark (RFC 5891 4.2.3.2: a variation selector alone is an empty label to IDNA) is refused; marks within a label are kept', async () => {
+    const { user, visitor } = await member();
+    for (const typed of ['name@ex.\uFE0F.test', 'name@\u0301example.test', 'name@example.\u034Ftest']) {
+      const refused = await visitor.post('/settings/email', { email: typed });
+      assert.equal(refused.status, 400, JSON.stringify(typed));
+      assert.ok(refused.text.includes(t.deps.words('en').text('recovery.emailInvalid')), JSON.stringify(typed));
+    }
+    assert.equal(await t.deps.stores.memberEmails.find(user.id), undefined, 'nothing saved');
+    assert.equal(checkEmailAddress('name@cafe\u0301.test'), 'name@caf\u00e9.test');
+    assert.equal(checkEmailAddress('name@हिन्दी.test'), 'name@हिन्दी.test');
+  });
+
   test('the sign-in page links "Forgot password?" to the forgotten-password page', async () => {
     const page = await new Visitor(t.baseUrl).get('/login');
     assert.match(page.text, /<a href="\/password\/forgot">Forgot password\?<\/a>/);

@@ -57,13 +57,19 @@ export function readEmailAddress(raw: string): string {
 
 /** What an address has none of: a character that ends or splits it, a space, control or format character. */
 const NOT_IN_ADDRESS = String.raw`\s@<>()[\]\\,;:"\p{Cc}\p{Cf}`;
-/** A domain of two labels or more, none empty (RFC 5321 4.1.2, `Domain`), with the root's final dot or not. */
-const ADDRESS_SHAPE = new RegExp(`^[^${NOT_IN_ADDRESS}]+@(?:[^${NOT_IN_ADDRESS}.]+\\.)+[^${NOT_IN_ADDRESS}.]+\\.?$`, 'u');
+/**
+ * A domain label: not empty (RFC 5321 4.1.2, `Domain`), and not begun by a combining mark (RFC 5891
+ * 4.2.3.2): a label of only a variation selector is empty to IDNA, and mailed as a label that
+ * names no domain.
+ */
+const LABEL = `[^${NOT_IN_ADDRESS}.\\p{M}][^${NOT_IN_ADDRESS}.]*`;
+/** A domain of two labels or more (`LABEL`), with the root's final dot or not. */
+const ADDRESS_SHAPE = new RegExp(`^[^${NOT_IN_ADDRESS}]+@(?:${LABEL}\\.)+${LABEL}\\.?$`, 'u');
 
 /**
  * An address a mail can be sent to, as read (`readEmailAddress`): one `@`, a local part and a
- * domain with a dot and no empty label (`ex..ample.test`, `.example.test`: no mail server takes
- * one, and the outbox would try it for a day), no spaces, control or invisible format characters (a soft hyphen or a
+ * domain with a dot and no empty label (`ex..ample.test`, `.example.test`, `ex.\uFE0F.test`: no mail
+ * server takes one, and the outbox would try it for a day), no spaces, control or invisible format characters (a soft hyphen or a
  * zero-width space makes an address look like another, and is never the one meant), at most 254
  * characters (RFC 5321 4.5.3.1.3). Whether it exists only the verification link tells.
  */
