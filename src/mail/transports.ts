@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import type nodemailer from 'nodemailer';
+import type { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
 import type { MailTransportSetting } from '../config/settings.js';
 import type { MailMessage, MailOutcome, MailTransport, SmtpReply } from '../core/mail/ports.js';
 import { writePrivateFile } from '../storage/directories.js';
@@ -16,9 +17,15 @@ import { writePrivateFile } from '../storage/directories.js';
  * running server) is tried again at the next mail, as passkeys' and QR codes' loads are.
  */
 const loadNodemailer = async (): Promise<typeof nodemailer> => (await import('nodemailer')).default;
+const loadUrlParser = async (): Promise<typeof parseConnectionUrl> => (await import('nodemailer/lib/shared/index.js')).default.parseConnectionUrl;
 
-/** An SMTP exchange that has not moved on by then has failed; the mail is tried again later. */
-const SMTP_TIMEOUT_MS = 15_000;
+/**
+ * An SMTP exchange that has not moved on by then has failed; the mail is tried again later. Well
+ * within the outbox's 5-minute lease (`MAIL_LEASE_MS`, src/core/mail/outbox.ts): an attempt still waiting when its lease
+ * ends could be claimed and sent again by another instance. nodemailer's own waits (2 minutes to
+ * connect, 10 minutes of silence) would let one relay that stops answering hold an attempt past it.
+ */
+export const SMTP_TIMEOUT_MS = 15_000;
 
 function mailOptions(from: string, message: MailMessage): nodemailer.SendMailOptions {
   return {
@@ -67,14 +74,17 @@ function failure(error: unknown): Extract<MailOutcome, { sent: false }> {
 export class SmtpTransport implements MailTransport {
   private transporter: nodemailer.Transporter | undefined;
 
-  constructor(private readonly url: string, private readonly from: string) {}
+  constructor(private readonly url: string, private readonly from: string, private readonly timeoutMs = SMTP_TIMEOUT_MS) {}
 
   async send(_id: number, message: MailMessage): Promise<MailOutcome> {
     try {
-      this.transporter ??= (await loadNodemailer()).createTransport(this.url, {
-        connectionTimeout: SMTP_TIMEOUT_MS,
-        greetingTimeout: SMTP_TIMEOUT_MS,
-        socketTimeout: SMTP_TIMEOUT_MS,
+      // The URL as nodemailer reads it, with the waits beside it: given the URL, `createTransport`
+      // takes its second argument as every message's defaults, where a timeout means nothing.
+      this.transporter ??= (await loadNodemailer()).createTransport({
+        ...(await loadUrlParser())(this.url),
+        connectionTimeout: this.timeoutMs,
+        greetingTimeout: this.timeoutMs,
+        socketTimeout: this.timeoutMs,
       });
       await this.transporter.sendMail(mailOptions(this.from, message));
       return { sent: true };

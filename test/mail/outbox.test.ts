@@ -366,6 +366,52 @@ test('a server that refuses the site\'s own sign-in (535) refuses no mail: its r
   }
 });
 
+/**
+ * A mail server that takes the connection and then goes quiet: before its greeting (`greeting`),
+ * or after answering up to `MAIL FROM` and taking the recipient without a reply (`rcpt`).
+ */
+async function silentSmtp(until: 'greeting' | 'rcpt'): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    if (until === 'greeting') return;
+    socket.setEncoding('utf8');
+    socket.write('220 quiet ESMTP\r\n');
+    let buffer = '';
+    socket.on('data', (chunk: string) => {
+      buffer += chunk;
+      for (let end = buffer.indexOf('\r\n'); end >= 0; end = buffer.indexOf('\r\n')) {
+        const command = buffer.slice(0, end).toUpperCase();
+        buffer = buffer.slice(end + 2);
+        if (!command.startsWith('RCPT')) socket.write('250 ok\r\n');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => { for (const socket of sockets) socket.destroy(); server.close(() => resolve()); }),
+  };
+}
+
+// The test's own limit is under nodemailer's waits (30 s for a greeting, 10 minutes of silence):
+// a transport that did not apply its own wait would still be waiting when it ends.
+test('an SMTP server that goes quiet, before its greeting or in the middle of a mail, fails the attempt after the transport\'s wait, not nodemailer\'s, so it ends within the outbox\'s lease', { timeout: 20_000 }, async () => {
+  for (const until of ['greeting', 'rcpt'] as const) {
+    const server = await silentSmtp(until);
+    try {
+      const outcome = await new SmtpTransport(`smtp://127.0.0.1:${server.port}`, 'no-reply@example.test', 500).send(1, mail());
+      assert.equal(outcome.sent, false, until);
+      assert.match((outcome as { error: string }).error, /^ETIMEDOUT: /, until);
+      assert.equal((outcome as { reply: unknown }).reply, null, `${until}: no reply, so nobody's refusal`);
+    } finally {
+      await server.close();
+    }
+  }
+});
+
 test('an .eml file holds the whole message a mail program opens', async () => {
   const directory = join(mkdtempSync(join(tmpdir(), 'svc-mail-')), 'mail');
   const transport = new EmlFileTransport(directory, 'Community <no-reply@localhost>');
