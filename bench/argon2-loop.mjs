@@ -1,12 +1,14 @@
 // What argon2id costs in memory and time in process, N verifications CONC at a time, with the
 // service's parameters (docs/performance.md, decision 39): the peak's rise over the process at
 // rest (`VmHWM`, and `RssAnon` sampled every 5 ms), what is left half a second after, and the
-// wall and CPU time per verification. One JSON line on standard output.
+// wall and CPU time per verification. One JSON line on standard output. `M` (KiB) and `T` weigh
+// other parameters than the service's (OWASP's equal-defence alternatives, decision 66).
 //   CONC=1 N=400 node --max-semi-space-size=8 --heap-growing-percent=20 bench/argon2-loop.mjs
+//   CONC=1 N=400 M=19456 T=2 node … bench/argon2-loop.mjs
 import { readFileSync } from 'node:fs';
 import { hash, verify } from '@node-rs/argon2';
 
-const PARAMETERS = { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
+const PARAMETERS = { algorithm: 2, memoryCost: Number(process.env.M ?? 12_288), timeCost: Number(process.env.T ?? 3), parallelism: 1 };
 const conc = Number(process.env.CONC ?? 2);
 const total = Number(process.env.N ?? 60);
 const mb = (kb) => Math.round(kb / 102.4) / 10;
@@ -39,7 +41,7 @@ const end = status();
 await new Promise((resolve) => setTimeout(resolve, 500));
 const later = status();
 console.log(JSON.stringify({
-  atOnce: conc, verifications: total, mallocMmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ ?? null,
+  memoryCostKiB: PARAMETERS.memoryCost, timeCost: PARAMETERS.timeCost, atOnce: conc, verifications: total, mallocMmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ ?? null,
   restRssMb: rest.rss, peakRiseMb: Math.round((end.hwm - rest.rss) * 10) / 10, anonRiseMb: Math.round((highestAnon - rest.anon) * 10) / 10,
   anonLeftAfter500msMb: Math.round((later.anon - rest.anon) * 10) / 10,
   wallMsPerVerification: Math.round((wallMs / total) * 10) / 10, cpuMsPerVerification: Math.round(((cpu.user + cpu.system) / 1000 / total) * 10) / 10,

@@ -1350,7 +1350,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       ...(peer && { peer: peakRssMb(peer.pid) }), ...(lean && { 'lean route': peakRssMb(lean.pid) }),
     };
     // Issue 20's "≤ 150 MB under every scenario" covers the scenarios with targets, measured before
-    // the newer paths (h1-h4, figures only): sign-in holds 19 MiB per argon2 computation in flight.
+    // the newer paths (h1-h4, figures only): sign-in holds 12 MiB per argon2 computation in flight.
     // VmHWM only grows, so the last targeted scenario's figure is their peak.
     const targeted = scenarios.filter((s) => s.target !== undefined);
     const targetedPeak = targeted.length > 0 ? targeted[targeted.length - 1]!.ours.serverPeakRssMb : peak.ours;

@@ -11,7 +11,7 @@
  * A piece several askers wait for (`shareWith`) is a place of each of them, and is pushed out only
  * when every one of them holds at least two places more than the newcomer.
  *
- * Used in front of argon2 (src/core/accounts/passwords.ts), whose every computation holds 19 MiB:
+ * Used in front of argon2 (src/core/accounts/passwords.ts), whose every computation holds its 12 MiB block:
  * the bound on those at once is the bound on that memory, and the bound on those waiting keeps a
  * flood of sign-ins from queueing without end (docs/performance.md, decision 39); and in front of
  * the avatar decoder (src/images/sharp-reencoder.ts), whose child takes a core; and per host in front of

@@ -116,6 +116,16 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.users.setPasswordHash(987654321, 'x', T0), false);
   });
 
+  test('a rehash replaces the stored hash only while it is still the account\'s, and leaves updated_at', async () => {
+    const user = await newUser();
+    assert.equal(await stores.users.rehashPassword(user.id, 'other', 'argon-rehashed'), false, 'a password changed meanwhile stays');
+    assert.equal((await stores.users.findCredentials(user.username))?.passwordHash, 'hash');
+    assert.equal(await stores.users.rehashPassword(user.id, 'hash', 'argon-rehashed'), true);
+    assert.equal((await stores.users.findCredentials(user.username))?.passwordHash, 'argon-rehashed');
+    assert.equal((await stores.users.findById(user.id))?.updatedAt, user.updatedAt);
+    assert.equal(await stores.users.rehashPassword(user.id, 'hash', 'argon-again'), false, 'the second of two at once finds it replaced');
+  });
+
   test('users list by id in pages after an id, of one status when asked', async () => {
     const made = [await newUser(), await newUser(), await newUser()];
     await stores.users.setStatus(made[1]!.id, 'suspended', T0 + 1);

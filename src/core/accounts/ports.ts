@@ -98,6 +98,12 @@ export interface UserStore {
   eraseProfile(id: number, now: Instant): Promise<void>;
   /** Replaces the password hash; returns whether the user exists. */
   setPasswordHash(id: number, passwordHash: string, now: Instant): Promise<boolean>;
+  /**
+   * Replaces a hash of the same password made with other parameters, only while `stored` is still
+   * the account's (one conditional write: a password changed meanwhile stays). Not a change the
+   * member made, so `updatedAt` stays. Returns whether it was replaced.
+   */
+  rehashPassword(id: number, stored: string, rehashed: string): Promise<boolean>;
   /** Up to `limit` users with an id above `afterId` (0: from the first), by id; of one status when given. */
   list(options: { afterId: number; limit: number; status?: UserStatus }): Promise<User[]>;
   /**

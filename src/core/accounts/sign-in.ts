@@ -12,7 +12,7 @@ import type { Locale } from '../locales.js';
 import { addressKey } from '../addresses.js';
 import { type AuditEvent, type AuditSink, type SignInFailure, typedUsername } from '../audit.js';
 import { type DeviceCookies, type DeviceEntry, accountKey } from './device-cookies.js';
-import { PASSWORD_MAX_LENGTH, PasswordsBusyError, verifyPassword } from './passwords.js';
+import { type HashAsker, PASSWORD_MAX_LENGTH, PasswordsBusyError, hashIsCurrent, hashPassword, verifyPassword } from './passwords.js';
 import type { RateLimitDecision, RateLimiter } from '../rate-limiter.js';
 import type { Stores } from '../stores.js';
 import type { User, UserStatus } from './ports.js';
@@ -152,12 +152,15 @@ type Checked =
 async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username: string; password: string }): Promise<Checked> {
   const account = accountKey(attempt.username);
   const device = await deps.deviceCookies.entryFor(attempt.deviceCookie, account);
+  const askedBy: HashAsker = { address: attempt.address, account };
   let wrongFor: User | undefined;
   let named: number | undefined;
+  let rightHash: string | undefined;
   const result = await throttledCheck(deps, countersFor(account, attempt, device, 'password'), async () => {
     const found = canBeUsername(account) ? await deps.stores.users.findCredentials(account) : undefined;
     // The password is checked (or a decoy is) even for unknown accounts: equal time either way.
-    const valid = await verifyPassword(found?.passwordHash, attempt.password, { address: attempt.address, account });
+    const valid = await verifyPassword(found?.passwordHash, attempt.password, askedBy);
+    if (found && valid) rightHash = found.passwordHash;
     // A wrong password for a deleted account is an unknown username's: nothing is written to the
     // account, whose records its deletion erased (its log, its id in the audit line), and no
     // write makes it take longer than one for no account.
@@ -174,7 +177,26 @@ async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username
   if (wrongFor) await deps.securityLog.record({ userId: wrongFor.id, kind: 'sign_in.failed', origin: { address: attempt.address, userAgent: attempt.userAgent, requestId: attempt.requestId }, detail: { reason: 'wrong password' } });
   if (result === undefined) return { ok: false, reason: 'invalid_credentials', userId: named };
   if (result.status !== 'active') return { ok: false, reason: 'account_unusable', userId: named, unusable: { ...result, status: result.status } };
+  if (rightHash !== undefined) await rehashIfOutdated(deps, result.id, rightHash, attempt.password, askedBy);
   return { ok: true, user: result, deviceCookie: await deps.deviceCookies.afterSignIn(attempt.deviceCookie, account) };
+}
+
+/**
+ * A right password whose stored hash was made with other parameters than today's is hashed again
+ * with them (`hashIsCurrent`), so a change of parameters reaches each account at its next
+ * sign-in, as only then is the password known. A full queue in front of argon2 leaves it for a
+ * later sign-in: this one has succeeded.
+ */
+async function rehashIfOutdated(deps: SignInDeps, userId: number, stored: string, password: string, askedBy: HashAsker): Promise<void> {
+  if (hashIsCurrent(stored)) return;
+  let rehashed: string;
+  try {
+    rehashed = await hashPassword(password, askedBy);
+  } catch (error) {
+    if (error instanceof PasswordsBusyError) return;
+    throw error;
+  }
+  await deps.stores.users.rehashPassword(userId, stored, rehashed);
 }
 
 /**

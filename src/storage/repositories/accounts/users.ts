@@ -132,6 +132,12 @@ export class KyselyUserStore implements UserStore {
     return Number(result.numUpdatedRows) === 1;
   }
 
+  async rehashPassword(id: number, stored: string, rehashed: string): Promise<boolean> {
+    const result = await this.db.updateTable('users').set({ password_hash: rehashed })
+      .where('id', '=', id).where('password_hash', '=', stored).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
   async list(options: { afterId: number; limit: number; status?: UserStatus }): Promise<User[]> {
     let query = this.db.selectFrom('users').select(USER_COLUMNS).where('id', '>', options.afterId);
     if (options.status !== undefined) query = query.where('status', '=', options.status);
