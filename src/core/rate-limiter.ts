@@ -24,6 +24,15 @@ export interface RateLimiter {
 
 export type RateLimiterState = 'memory' | 'redis' | 'degraded';
 
+/**
+ * Whether two instants fall in one window of a fixed-window limit (windows start at multiples of
+ * their length): a hit made in an earlier window is no longer in the counter, so nothing of it
+ * can be taken back.
+ */
+export function sameWindow(a: Instant, b: Instant, windowSeconds: number): boolean {
+  return Math.floor(a / 1000 / windowSeconds) === Math.floor(b / 1000 / windowSeconds);
+}
+
 export interface RateLimitDecision {
   allowed: boolean;
   limit: number;

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { createAccount } from '../../src/core/accounts/accounts.js';
-import { RESET_LINK_MS, RESET_MAILS_PER_ACCOUNT } from '../../src/core/accounts/password-reset.js';
+import { RESET_LINK_MS, RESET_MAILS_PER_ACCOUNT, RESET_WINDOW_SECONDS } from '../../src/core/accounts/password-reset.js';
 import { type TestAppWithSmtp, startAppWithSmtp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { deliverMail, verifiedAddress } from '../support/member-mail.js';
@@ -51,5 +51,29 @@ forEachDatabase('attack111: a forgotten password while the SMTP server is away',
     assert.equal(arrived.length, 1, 'one mail, not one for each ask');
     const token = /\/password\/reset\?token=([A-Za-z0-9_-]+)/.exec(arrived[0]!.text)![1]!;
     assert.equal((await phone.post('/password/reset', { token, password: 'a brand new passphrase' })).status, 200, 'its link works');
+  });
+
+  test('a reset mail still waiting from the hour before is replaced without taking back a count of this hour: the hour still sends at most its limit', async () => {
+    const user = await createAccount(t.deps.stores, t.clock, { username: `u${randomBytes(5).toString('hex')}`, password: PASSWORD });
+    const home = new AddressedVisitor(t.baseUrl);
+    await home.signIn(user.username, PASSWORD);
+    const email = await verifiedAddress(t, home);
+    const resetMails = () => t.smtp.to(email).filter((mail) => mail.text.includes('/password/reset?token='));
+    const phone = new AddressedVisitor(t.baseUrl);
+    const hour = RESET_WINDOW_SECONDS * 1000;
+    t.clock.advance(hour - (t.clock.now() % hour) - 5_000);
+    await t.smtp.stop();
+    try {
+      assert.equal((await phone.post('/password/forgot', { login: user.username })).status, 200, 'asked in the last seconds of an hour');
+      await deliverMail(t);
+    } finally {
+      await t.smtp.listen();
+    }
+    t.clock.advance(10_000);
+    for (let i = 0; i <= RESET_MAILS_PER_ACCOUNT; i++) {
+      assert.equal((await phone.post('/password/forgot', { login: user.username })).status, 200);
+      await deliverMail(t);
+    }
+    assert.equal(resetMails().length, RESET_MAILS_PER_ACCOUNT, 'the first ask of the hour replaced the waiting mail and still counted');
   });
 });

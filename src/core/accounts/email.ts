@@ -13,7 +13,7 @@ import { DEFAULT_LOCALE, type Locale } from '../locales.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailState } from '../mail/ports.js';
 import type { Stores } from '../stores.js';
-import type { RateLimitDecision, RateLimiter } from '../rate-limiter.js';
+import { type RateLimitDecision, type RateLimiter, sameWindow } from '../rate-limiter.js';
 import { formatSiteTime, readerTimeZone } from '../site-time.js';
 import type { SharedKeys } from '../credentials/shared-keys.js';
 import type { Clock, Instant } from '../time.js';
@@ -171,11 +171,6 @@ async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, add
   }, now);
   // The new mail, not tried yet, is not superseded (`MailOutboxStore.supersede`).
   return queued ? tx.mailOutbox.supersede(user.id, VERIFY_MAIL, now) : [];
-}
-
-/** Whether two instants fall in one window of a fixed-window limit (windows start at multiples of their length, `RateLimiter`). */
-function sameWindow(a: Instant, b: Instant, windowSeconds: number): boolean {
-  return Math.floor(a / 1000 / windowSeconds) === Math.floor(b / 1000 / windowSeconds);
 }
 
 export type EmailChange =

@@ -13,6 +13,7 @@ import { addressKey } from '../addresses.js';
 import { generateOpaqueId, hashSecret } from '../credentials/formats.js';
 import { type FieldProblem, InputError } from '../errors.js';
 import type { Locale } from '../locales.js';
+import { sameWindow } from '../rate-limiter.js';
 import type { Instant } from '../time.js';
 import { isolated } from '../text.js';
 import { checkNewPassword, findTypedAccount } from './accounts.js';
@@ -49,7 +50,7 @@ export async function requestPasswordReset(deps: ResetDeps, login: string, origi
 /**
  * Queues a reset link to each account `login` names, within the per-account limit. A reset mail of
  * the account's still waiting in the outbox after a failed attempt (the SMTP server away) is
- * replaced by the new one and takes its count back; one not tried yet is not, or asks faster than
+ * replaced by the new one and takes its count back when it was counted in the same hour; one not tried yet is not, or asks faster than
  * the outbox sends would keep every mail from going out (attack117): asking again during an outage left a mail with a dead link for each ask
  * once the server returned, and used up the hour's mails, so the ask that would work then mailed
  * nothing while its page said the link was sent.
@@ -77,7 +78,10 @@ async function mailResetLinks(deps: ResetDeps, login: string, pageLocale: Locale
       if (!queued) return false;
       const superseded = await tx.mailOutbox.supersede(owner.user.id, RESET_MAIL, now);
       await tx.memberEmails.createLink(link, now);
-      return superseded.length > 0;
+      // Only a mail counted in this hour's window can give its count back: one from the hour
+      // before is no longer in the counter, and taking this ask's count back for it would let
+      // each hour hold one mail more than the limit.
+      return superseded.some((mail) => sameWindow(mail.createdAt, now, RESET_WINDOW_SECONDS));
     });
     if (replaced) await deps.limiter.refund(key, RESET_WINDOW_SECONDS, now, perAccount);
   }
