@@ -40,23 +40,27 @@ function mail(overrides: Partial<NewOutgoingMail> = {}): NewOutgoingMail & { lin
 }
 
 /**
- * An SMTP server that answers every RCPT with `rcptReply`, a line of its own making (a reply code of
- * ten digits, or none): what a broken or hostile relay may send, which `smtp-server` never writes.
+ * An SMTP server of the test's own making, for what `smtp-server` never does: it answers every
+ * RCPT with `rcptReply`, a line of its own making (a reply code of ten digits, or none), as a
+ * broken or hostile relay may; with `null` it takes the recipient and never answers; with
+ * `greets` false it takes the connection and never says a word.
  */
-async function hostileSmtp(rcptReply: string): Promise<{ port: number; close: () => Promise<void> }> {
+async function scriptedSmtp(rcptReply: string | null, greets = true): Promise<{ port: number; close: () => Promise<void> }> {
   const sockets = new Set<Socket>();
   const server = createServer((socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    if (!greets) return;
     socket.setEncoding('utf8');
-    socket.write('220 hostile ESMTP\r\n');
+    socket.write('220 scripted ESMTP\r\n');
     let buffer = '';
     socket.on('data', (chunk: string) => {
       buffer += chunk;
       for (let end = buffer.indexOf('\r\n'); end >= 0; end = buffer.indexOf('\r\n')) {
         const command = buffer.slice(0, end).toUpperCase();
         buffer = buffer.slice(end + 2);
-        if (command.startsWith('RCPT')) socket.write(`${rcptReply}\r\n`);
+        if (command.startsWith('RCPT')) { if (rcptReply !== null) socket.write(`${rcptReply}\r\n`); }
         else if (command.startsWith('QUIT')) socket.end('221 bye\r\n');
         else socket.write('250 ok\r\n');
       }
@@ -215,7 +219,7 @@ forEachDatabase('mail outbox', (database) => {
     const log = { info: (d: object, m: string) => lines.push(`${m} ${JSON.stringify(d)}`), warn: (d: object, m: string) => lines.push(`${m} ${JSON.stringify(d)}`), error: (d: object, m: string) => lines.push(`${m} ${JSON.stringify(d)}`) };
     for (const answer of [(to: string) => `9999999999 5.1.1 <${to}> ${words}`, (to: string) => `refused <${to}> ${words}`, (to: string) => `5 <${to}> ${words}`]) {
       const m = mail();
-      const server = await hostileSmtp(answer(m.to));
+      const server = await scriptedSmtp(answer(m.to));
       try {
         await queue(m);
         const transport = new SmtpTransport(`smtp://127.0.0.1:${server.port}`, 'no-reply@example.test');
@@ -366,41 +370,11 @@ test('a server that refuses the site\'s own sign-in (535) refuses no mail: its r
   }
 });
 
-/**
- * A mail server that takes the connection and then goes quiet: before its greeting (`greeting`),
- * or after answering up to `MAIL FROM` and taking the recipient without a reply (`rcpt`).
- */
-async function silentSmtp(until: 'greeting' | 'rcpt'): Promise<{ port: number; close: () => Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => {});
-    if (until === 'greeting') return;
-    socket.setEncoding('utf8');
-    socket.write('220 quiet ESMTP\r\n');
-    let buffer = '';
-    socket.on('data', (chunk: string) => {
-      buffer += chunk;
-      for (let end = buffer.indexOf('\r\n'); end >= 0; end = buffer.indexOf('\r\n')) {
-        const command = buffer.slice(0, end).toUpperCase();
-        buffer = buffer.slice(end + 2);
-        if (!command.startsWith('RCPT')) socket.write('250 ok\r\n');
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((resolve) => { for (const socket of sockets) socket.destroy(); server.close(() => resolve()); }),
-  };
-}
-
 // The test's own limit is under nodemailer's waits (30 s for a greeting, 10 minutes of silence):
 // a transport that did not apply its own wait would still be waiting when it ends.
 test('an SMTP server that goes quiet, before its greeting or in the middle of a mail, fails the attempt after the transport\'s wait, not nodemailer\'s, so it ends within the outbox\'s lease', { timeout: 20_000 }, async () => {
   for (const until of ['greeting', 'rcpt'] as const) {
-    const server = await silentSmtp(until);
+    const server = await scriptedSmtp(null, until === 'rcpt');
     try {
       const outcome = await new SmtpTransport(`smtp://127.0.0.1:${server.port}`, 'no-reply@example.test', 500).send(1, mail());
       assert.equal(outcome.sent, false, until);

@@ -26,13 +26,18 @@ forEachDatabase('attack111: a forgotten password while the SMTP server is away',
     await t.close();
   });
 
-  test('asking again for a reset link while mail cannot be sent replaces the waiting mail: once the server is back, one mail arrives and its link works', async () => {
+  /** A member with a verified address, the reset mails that reach it, and the phone they ask from. */
+  async function forgetfulMember() {
     const user = await createAccount(t.deps.stores, t.clock, { username: `u${randomBytes(5).toString('hex')}`, password: PASSWORD });
     const home = new AddressedVisitor(t.baseUrl);
     await home.signIn(user.username, PASSWORD);
     const email = await verifiedAddress(t, home);
     const resetMails = () => t.smtp.to(email).filter((mail) => mail.text.includes('/password/reset?token='));
-    const phone = new AddressedVisitor(t.baseUrl);
+    return { user, resetMails, phone: new AddressedVisitor(t.baseUrl) };
+  }
+
+  test('asking again for a reset link while mail cannot be sent replaces the waiting mail: once the server is back, one mail arrives and its link works', async () => {
+    const { user, resetMails, phone } = await forgetfulMember();
     await t.smtp.stop();
     try {
       for (let i = 0; i < RESET_MAILS_PER_ACCOUNT; i++) {
@@ -54,12 +59,7 @@ forEachDatabase('attack111: a forgotten password while the SMTP server is away',
   });
 
   test('a reset mail still waiting from the hour before is replaced without taking back a count of this hour: the hour still sends at most its limit', async () => {
-    const user = await createAccount(t.deps.stores, t.clock, { username: `u${randomBytes(5).toString('hex')}`, password: PASSWORD });
-    const home = new AddressedVisitor(t.baseUrl);
-    await home.signIn(user.username, PASSWORD);
-    const email = await verifiedAddress(t, home);
-    const resetMails = () => t.smtp.to(email).filter((mail) => mail.text.includes('/password/reset?token='));
-    const phone = new AddressedVisitor(t.baseUrl);
+    const { user, resetMails, phone } = await forgetfulMember();
     const hour = RESET_WINDOW_SECONDS * 1000;
     t.clock.advance(hour - (t.clock.now() % hour) - 5_000);
     await t.smtp.stop();
