@@ -80,8 +80,8 @@ const CACHED_DOCUMENTS = 16;
 const KEPT_A_DAY = { 'cache-control': 'max-age=86400' };
 const REGISTER = '/api/oauth/register';
 const AUTHORIZE = '/oauth/authorize';
-/** Our server runs with the Node flags of `npm start`, so the bench measures what operators run. */
-const SERVICE_NODE_FLAGS = serviceNodeFlags();
+/** Our server runs with the Node flags `npm start` gives this database, so the bench measures what operators run. */
+const SERVICE_NODE_FLAGS = serviceNodeFlags(process.env.DATABASE_URL);
 /** And the environment it sets (glibc's malloc settings, docs/performance.md decision 30). */
 const SERVICE_PROCESS_ENV = serviceProcessEnv();
 /** And the file it runs, the bundled server (docs/performance.md decision 45). */

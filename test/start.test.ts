@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { sql } from 'kysely';
 import { hashSecret } from '../src/core/credentials/formats.js';
 import { openDatabase } from '../src/storage/database.js';
+import { serviceNodeFlags } from '../scripts/service-node-flags.mjs';
 import { svc } from './support/cli.js';
 import { forEachDatabase, temporarySqlitePath } from './support/databases.js';
 import { answers, compiled, descendants, isAlive, run, type Running, SERVICE_ENTRY } from './support/processes.js';
@@ -367,6 +368,8 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     const tree = descendants(npm.child.pid!);
     try {
       assert.ok(tree.length > 0, 'npm started the server');
+      const server = tree.map((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).find((words) => words.includes(SERVICE_ENTRY));
+      assert.deepEqual(server?.slice(1, -2), serviceNodeFlags(`sqlite:${path}`), 'the server runs with the flags of the embedded database');
       assert.equal(await answers(port), true);
       npm.child.kill(signal);
       assert.equal(await npm.exited, 0, npm.output());
