@@ -7,7 +7,7 @@ import { MAIL_BATCH, type MailDeps, type MailPass, RelayWatch, sendDueMail } fro
 import type { MailTransport } from './core/mail/ports.js';
 import { QueueWorker } from './queue-worker.js';
 
-const NOTHING: MailPass = { claimed: 0, sent: 0, retrying: 0, abandoned: 0 };
+const NOTHING: MailPass = { claimed: 0, sent: 0, retrying: 0, abandoned: 0, unanswered: 0 };
 
 export class MailDeliveryWorker extends QueueWorker<MailPass> {
   /** `intervalMs` 0: no timer; passes run only when `runOnce` is called (tests, or another instance sends). */

@@ -5,7 +5,9 @@
  */
 import { join } from 'node:path';
 import type nodemailer from 'nodemailer';
+import type MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
+import type SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 import type { MailTransportSetting } from '../config/settings.js';
 import type { MailMessage, MailOutcome, MailTransport, SmtpReply } from '../core/mail/ports.js';
 import { writePrivateFile } from '../storage/directories.js';
@@ -14,18 +16,38 @@ import { writePrivateFile } from '../storage/directories.js';
  * nodemailer is loaded when the first mail is sent, not at start: a server holds about 10 MB less
  * until someone signs up or asks for a reset (docs/performance.md, decision 29). Node keeps no
  * failed import, so a load that failed (a chunk of dist/bundle/ replaced by a build under a
- * running server) is tried again at the next mail, as passkeys' and QR codes' loads are.
+ * running server) is tried again at the next mail, as passkeys' and QR codes' loads are. SMTP
+ * takes nodemailer's message composer and SMTP client (`SmtpTransport`), `.eml` files the whole.
  */
 const loadNodemailer = async (): Promise<typeof nodemailer> => (await import('nodemailer')).default;
-const loadUrlParser = async (): Promise<typeof parseConnectionUrl> => (await import('nodemailer/lib/shared/index.js')).default.parseConnectionUrl;
+const loadSmtp = async (): Promise<{ SMTPConnection: typeof SMTPConnection; MailComposer: typeof MailComposer; parseConnectionUrl: typeof parseConnectionUrl }> => {
+  const [connection, composer, shared] = await Promise.all([
+    import('nodemailer/lib/smtp-connection/index.js'), import('nodemailer/lib/mail-composer/index.js'), import('nodemailer/lib/shared/index.js'),
+  ]);
+  return { SMTPConnection: connection.default, MailComposer: composer.default, parseConnectionUrl: shared.default.parseConnectionUrl };
+};
 
 /**
  * An SMTP exchange that has not moved on by then has failed; the mail is tried again later. Well
  * within the outbox's 5-minute lease (`MAIL_LEASE_MS`, src/core/mail/outbox.ts): an attempt still waiting when its lease
  * ends could be claimed and sent again by another instance. nodemailer's own waits (2 minutes to
  * connect, 10 minutes of silence) would let one relay that stops answering hold an attempt past it.
+ * RFC 5321 section 4.5.3.2.6 gives a server 10 minutes to answer the end of a mail's data: one
+ * slower than this may have taken the mail (`unanswered`).
  */
 export const SMTP_TIMEOUT_MS = 15_000;
+
+/**
+ * The most one attempt takes, whatever the relay does: 2 minutes, 3 below the outbox's 5-minute
+ * lease (`MAIL_LEASE_MS`), left for the outcome's write. A wait of 15 s (`SMTP_TIMEOUT_MS`) is one
+ * of silence: a relay that trickles a byte every few seconds never trips it, and nodemailer has no
+ * deadline of its own, so it held an attempt past the lease, and another instance took the mail
+ * and sent it again. At the deadline the connection is closed: a mail whose data had not all gone
+ * is not delivered (RFC 5321 section 3.8: a connection closed before the data's end cancels the
+ * transaction) and is
+ * tried again; one whose end had gone may have been (`unanswered`).
+ */
+export const SMTP_ATTEMPT_MS = 120_000;
 
 function mailOptions(from: string, message: MailMessage): nodemailer.SendMailOptions {
   return {
@@ -50,17 +72,25 @@ const MAIL_STEPS = new Map<string, SmtpReply['step']>([['RCPT TO', 'recipient'],
  */
 const REPLY = /^([2-5]\d{2})(?:[ -]([245]\.\d{1,3}\.\d{1,3})\b|(?!\d))/;
 
+/** nodemailer's codes of a connection that failed with no reply: its wait ran out, or the socket closed or broke. */
+const NO_REPLY = new Set(['ETIMEDOUT', 'ECONNECTION', 'ESOCKET']);
+
 /**
  * What went wrong, without the message, and the server's refusal when it answered with a `4yz`
  * or `5yz` (`MailOutcome`). A server's reply is named by its code and enhanced status code
  * (RFC 3463) alone, and nodemailer's own words, which quote the reply, are dropped with it: the
- * reply's text is the server's to write, and often quotes the recipient's address.
+ * reply's text is the server's to write, and often quotes the recipient's address. `dataEnded`:
+ * the whole message, its final "." included, had gone to the server; a failure then with no reply
+ * at all leaves the mail `unanswered`. nodemailer names such a failure as it names one before
+ * the data (`ETIMEDOUT` or `ECONNECTION` of the command `CONN`), so the transport watches the data itself.
  */
-function failure(error: unknown): Extract<MailOutcome, { sent: false }> {
+function failure(error: unknown, dataEnded: boolean): Exclude<MailOutcome, { sent: true }> {
   if (!(error instanceof Error)) return { sent: false, error: String(error), reply: null };
   const { code, command, response } = error as { code?: unknown; command?: unknown; response?: unknown };
   if (typeof response !== 'string') {
-    return { sent: false, error: typeof code === 'string' ? `${code}: ${error.message}` : error.message, reply: null };
+    const said = typeof code === 'string' ? `${code}: ${error.message}` : error.message;
+    if (dataEnded && typeof code === 'string' && NO_REPLY.has(code)) return { sent: 'unanswered', error: `${said}, after the end of the data` };
+    return { sent: false, error: said, reply: null };
   }
   const [, replyCode, enhanced] = REPLY.exec(response) ?? [];
   const step = typeof command === 'string' ? command : 'a command';
@@ -71,26 +101,62 @@ function failure(error: unknown): Extract<MailOutcome, { sent: false }> {
   };
 }
 
+/**
+ * Sends each mail over a connection of its own, with nodemailer's SMTP client, watching what its
+ * transport hides: whether the message's end had gone to the server when it failed (`failure`),
+ * and the attempt's deadline (`SMTP_ATTEMPT_MS`), at which the connection is closed.
+ */
 export class SmtpTransport implements MailTransport {
-  private transporter: nodemailer.Transporter | undefined;
-
-  constructor(private readonly url: string, private readonly from: string, private readonly timeoutMs = SMTP_TIMEOUT_MS) {}
+  constructor(
+    private readonly url: string, private readonly from: string,
+    private readonly timeoutMs = SMTP_TIMEOUT_MS, private readonly attemptMs = SMTP_ATTEMPT_MS,
+  ) {}
 
   async send(_id: number, message: MailMessage): Promise<MailOutcome> {
+    let smtp: Awaited<ReturnType<typeof loadSmtp>>;
     try {
-      // The URL as nodemailer reads it, with the waits beside it: given the URL, `createTransport`
-      // takes its second argument as every message's defaults, where a timeout means nothing.
-      this.transporter ??= (await loadNodemailer()).createTransport({
-        ...(await loadUrlParser())(this.url),
-        connectionTimeout: this.timeoutMs,
-        greetingTimeout: this.timeoutMs,
-        socketTimeout: this.timeoutMs,
-      });
-      await this.transporter.sendMail(mailOptions(this.from, message));
-      return { sent: true };
+      smtp = await loadSmtp();
     } catch (error) {
-      return failure(error);
+      return failure(error, false);
     }
+    // The URL as nodemailer reads it (host, port, TLS, sign-in), with the waits beside it.
+    // A URL's sign-in is a user and a password, nothing else.
+    const url = smtp.parseConnectionUrl(this.url) as Omit<SMTPConnection.Options, 'auth'> & { auth?: SMTPConnection.Credentials };
+    const options: typeof url & { forceAuth?: boolean } = {
+      ...url,
+      connectionTimeout: this.timeoutMs,
+      greetingTimeout: this.timeoutMs,
+      socketTimeout: this.timeoutMs,
+    };
+    const mail = new smtp.MailComposer(mailOptions(this.from, message)).compile();
+    const data = mail.createReadStream();
+    // The client pipes the message into the stream that ends it with "." (RFC 5321 section
+    // 4.1.1.4) once the server has answered DATA; the message has ended there when all of it has
+    // been read, and its "." goes out behind it with nothing more from the server.
+    let dataEnded = false;
+    data.once('end', () => { dataEnded = true; });
+    const connection = new smtp.SMTPConnection(options);
+    return new Promise<MailOutcome>((resolve) => {
+      let done = false;
+      const finish = (error: unknown) => {
+        if (done) return;
+        done = true;
+        clearTimeout(deadline);
+        connection.close();
+        resolve(error === null ? { sent: true } : failure(error, dataEnded));
+      };
+      const deadline = setTimeout(() => finish(Object.assign(new Error(`the attempt took ${this.attemptMs} ms`), { code: 'ETIMEDOUT' })), this.attemptMs);
+      connection.on('error', finish);
+      // Closed with no error (before the greeting): an error or the answer, if any, comes first.
+      connection.once('end', () => setImmediate(() => finish(Object.assign(new Error('connection closed'), { code: 'ECONNECTION' }))));
+      const sendMail = () => connection.send(mail.getEnvelope(), data, (error) => finish(error ?? null));
+      connection.connect(() => {
+        // Signed in as the URL says when the server offers it, as nodemailer's transport does.
+        const { auth } = options;
+        if (auth === undefined || !((connection as { allowsAuth?: boolean }).allowsAuth || options.forceAuth)) return sendMail();
+        connection.login(auth, (error) => (error ? finish(error) : sendMail()));
+      });
+    });
   }
 }
 
@@ -111,7 +177,7 @@ export class EmlFileTransport implements MailTransport {
       writePrivateFile(file, info.message as Buffer, 'a mail', this.directory);
       return { sent: true };
     } catch (error) {
-      return failure(error);
+      return failure(error, false);
     }
   }
 }

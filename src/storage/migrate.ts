@@ -52,6 +52,7 @@ import * as siteRefusalsCleared from './migrations/2026-12-01-0050-site-refusals
 import * as selfDeletionsErased from './migrations/2026-12-01-0060-self-deletions-erased.js';
 import * as unprovenRefusalsCleared from './migrations/2026-12-01-0070-unproven-refusals-cleared.js';
 import * as communityChangeNotices from './migrations/2026-12-02-0010-community-change-notices.js';
+import * as mailMaybeSent from './migrations/2026-12-04-0010-mail-maybe-sent.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -97,6 +98,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-12-01-0060-self-deletions-erased': selfDeletionsErased,
   '2026-12-01-0070-unproven-refusals-cleared': unprovenRefusalsCleared,
   '2026-12-02-0010-community-change-notices': communityChangeNotices,
+  '2026-12-04-0010-mail-maybe-sent': mailMaybeSent,
 };
 
 /** Every migration's name, in the order they run. */

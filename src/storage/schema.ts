@@ -434,7 +434,10 @@ export interface MailOutboxTable {
   claim: string | null;
   last_error: string | null;
   sent_at: number | null;
+  /** When it left the queue unsent, or not known to be sent (`maybe_sent_at`): no instance tries it again. */
   abandoned_at: number | null;
+  /** When its whole message went to the server and no reply came: it may have been delivered (`MailState` `maybe_sent`). */
+  maybe_sent_at: number | null;
   /** The SMTP reply code with which the server refused the address of a mail given up (RCPT or DATA); null for any other row. */
   reply_code: number | null;
 }

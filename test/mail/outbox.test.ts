@@ -16,9 +16,9 @@ import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { loadSettings } from '../../src/config/settings.js';
 import { createAccount } from '../../src/core/accounts/accounts.js';
-import { MAIL_FIRST_RETRY_MS, MAIL_MAX_AGE_MS, RelayWatch, sendDueMail } from '../../src/core/mail/outbox.js';
+import { MAIL_FIRST_RETRY_MS, MAIL_LEASE_MS, MAIL_MAX_AGE_MS, RelayWatch, sendDueMail } from '../../src/core/mail/outbox.js';
 import type { NewOutgoingMail } from '../../src/core/mail/ports.js';
-import { EmlFileTransport, SmtpTransport } from '../../src/mail/transports.js';
+import { EmlFileTransport, SMTP_ATTEMPT_MS, SmtpTransport } from '../../src/mail/transports.js';
 import { type TestAppWithSmtp, startAppWithSmtp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { purgeOptions } from '../support/stores.js';
@@ -39,29 +39,66 @@ function mail(overrides: Partial<NewOutgoingMail> = {}): NewOutgoingMail & { lin
   };
 }
 
+/** What a scripted server does where a relay may misbehave (`scriptedSmtp`). */
+interface Script {
+  /** Its reply to every RCPT, a line of its own making (a reply code of ten digits, or none); `null`: it never answers. */
+  rcpt?: string | null;
+  /** `false`: it takes the connection and never says a word. */
+  greets?: boolean;
+  /** Its reply to DATA: `354` at once, or trickled a byte at a time, never whole, so the message never goes. */
+  data?: 'answers' | 'trickles';
+  /**
+   * What it does at the message's end, its final "." received: answers `250`; stays `silent`;
+   * `drops` the connection; or `trickles` a reply a byte at a time, never whole, so the client's
+   * wait for silence never runs out.
+   */
+  end?: 'answers' | 'silent' | 'drops' | 'trickles';
+}
+
+/** A byte every this long: far under a wait for silence of 500 ms. */
+const TRICKLE_MS = 100;
+
 /**
- * An SMTP server of the test's own making, for what `smtp-server` never does: it answers every
- * RCPT with `rcptReply`, a line of its own making (a reply code of ten digits, or none), as a
- * broken or hostile relay may; with `null` it takes the recipient and never answers; with
- * `greets` false it takes the connection and never says a word.
+ * An SMTP server of the test's own making, for what `smtp-server` never does (`Script`), as a
+ * broken, slow or hostile relay may; `received` counts the messages it got whole.
  */
-async function scriptedSmtp(rcptReply: string | null, greets = true): Promise<{ port: number; close: () => Promise<void> }> {
+async function scriptedSmtp({ rcpt = '250 ok', greets = true, data = 'answers', end = 'answers' }: Script): Promise<{ port: number; received: () => number; close: () => Promise<void> }> {
   const sockets = new Set<Socket>();
+  let received = 0;
   const server = createServer((socket) => {
     sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+    const timers: NodeJS.Timeout[] = [];
+    const trickle = () => timers.push(setInterval(() => socket.write('2'), TRICKLE_MS));
+    socket.on('close', () => { sockets.delete(socket); for (const timer of timers) clearInterval(timer); });
     socket.on('error', () => {});
     if (!greets) return;
     socket.setEncoding('utf8');
     socket.write('220 scripted ESMTP\r\n');
     let buffer = '';
+    let inData = false;
     socket.on('data', (chunk: string) => {
       buffer += chunk;
-      for (let end = buffer.indexOf('\r\n'); end >= 0; end = buffer.indexOf('\r\n')) {
-        const command = buffer.slice(0, end).toUpperCase();
-        buffer = buffer.slice(end + 2);
-        if (command.startsWith('RCPT')) { if (rcptReply !== null) socket.write(`${rcptReply}\r\n`); }
-        else if (command.startsWith('QUIT')) socket.end('221 bye\r\n');
+      for (;;) {
+        if (inData) {
+          const last = buffer.indexOf('\r\n.\r\n');
+          if (last < 0) return;
+          buffer = buffer.slice(last + 5);
+          inData = false;
+          received += 1;
+          if (end === 'answers') socket.write('250 ok\r\n');
+          else if (end === 'drops') socket.destroy();
+          else if (end === 'trickles') trickle();
+          continue;
+        }
+        const lineEnd = buffer.indexOf('\r\n');
+        if (lineEnd < 0) return;
+        const command = buffer.slice(0, lineEnd).toUpperCase();
+        buffer = buffer.slice(lineEnd + 2);
+        if (command.startsWith('RCPT')) { if (rcpt !== null) socket.write(`${rcpt}\r\n`); }
+        else if (command.startsWith('DATA')) {
+          if (data === 'trickles') trickle();
+          else { socket.write('354 go on\r\n'); inData = true; }
+        } else if (command.startsWith('QUIT')) socket.end('221 bye\r\n');
         else socket.write('250 ok\r\n');
       }
     });
@@ -69,6 +106,7 @@ async function scriptedSmtp(rcptReply: string | null, greets = true): Promise<{ 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   return {
     port: (server.address() as AddressInfo).port,
+    received: () => received,
     close: () => new Promise<void>((resolve) => { for (const socket of sockets) socket.destroy(); server.close(() => resolve()); }),
   };
 }
@@ -219,7 +257,7 @@ forEachDatabase('mail outbox', (database) => {
     const log = { info: (d: object, m: string) => lines.push(`${m} ${JSON.stringify(d)}`), warn: (d: object, m: string) => lines.push(`${m} ${JSON.stringify(d)}`), error: (d: object, m: string) => lines.push(`${m} ${JSON.stringify(d)}`) };
     for (const answer of [(to: string) => `9999999999 5.1.1 <${to}> ${words}`, (to: string) => `refused <${to}> ${words}`, (to: string) => `5 <${to}> ${words}`]) {
       const m = mail();
-      const server = await scriptedSmtp(answer(m.to));
+      const server = await scriptedSmtp({ rcpt: answer(m.to) });
       try {
         await queue(m);
         const transport = new SmtpTransport(`smtp://127.0.0.1:${server.port}`, 'no-reply@example.test');
@@ -338,6 +376,96 @@ forEachDatabase('mail outbox', (database) => {
     assert.deepEqual(await store.supersede(user.id, kind, t.clock.now()), [], 'superseded once');
     assert.deepEqual(await store.newest(user.id, kind), { to, state: 'waiting' }, 'the newer mail still goes out');
   });
+
+  /** Sends or gives up every mail earlier tests left waiting, so a pass to a scripted relay claims the test's own only. */
+  const drain = async () => {
+    t.clock.advance(MAIL_MAX_AGE_MS + 3600 * 1000);
+    for (let i = 0; i < 20 && (await send()).claimed > 0; i += 1);
+  };
+
+  /** A sender of its own, as another instance's, to a scripted relay: waits of 500 ms, and an attempt's deadline of 1.5 s. */
+  const instance = (port: number) => {
+    const transport = new SmtpTransport(`smtp://127.0.0.1:${port}`, 'no-reply@example.test', 500, 1500);
+    const relay = new RelayWatch();
+    return () => sendDueMail({ stores: t.deps.stores, clock: t.clock, metrics: t.deps.metrics }, transport, { info: () => {}, warn: (d, m) => logLines.push(`${m} ${JSON.stringify(d)}`), error: () => {} }, relay);
+  };
+
+  test('a mail whose whole message the relay took and never answered (silent, the connection dropped, or a reply trickled past the deadline) may have arrived: kept as maybe sent in one write, its body forgotten, never sent again by any instance, and logged without its address', async () => {
+    for (const end of ['silent', 'drops', 'trickles'] as const) {
+      const server = await scriptedSmtp({ end });
+      try {
+        await drain();
+        const m = mail();
+        await queue(m);
+        const [first, second] = [instance(server.port), instance(server.port)];
+        // Two instances at once: the one that claims it holds it for the attempt, the other finds nothing.
+        const [pass, other] = await Promise.all([first(), second()]);
+        assert.deepEqual([pass.unanswered + other.unanswered, pass.retrying + other.retrying, pass.abandoned + other.abandoned], [1, 0, 0], end);
+        const kept = await row(m.to);
+        assert.notEqual(kept.maybe_sent_at, null, `${end}: may have been sent`);
+        assert.equal(kept.sent_at, null, `${end}: never confirmed`);
+        assert.deepEqual([kept.subject, kept.body_text, kept.body_html], ['', '', null], `${end}: out of the queue, its link forgotten`);
+        assert.equal(kept.attempts, 1);
+        // Its lease long over, a day on, and the relay answering again: no instance sends it again.
+        t.clock.advance(MAIL_LEASE_MS + MAIL_FIRST_RETRY_MS);
+        assert.equal((await first()).claimed + (await second()).claimed + (await send()).claimed, 0, `${end}: never claimed again`);
+        assert.equal(server.received(), 1, `${end}: the relay got it once`);
+        assert.equal(t.smtp.to(m.to).length, 0, `${end}: and no other relay got it`);
+        assert.ok(logLines.some((l) => l.startsWith('mail may have been sent') && l.includes(`"mail_id":${kept.id}`)), end);
+        assert.ok(!logLines.join('\n').includes(m.to), `${end}: the log holds no address`);
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
+  test('a mail whose message never reached its end (the relay silent at RCPT, or trickling its answer to DATA past the deadline) failed, and is tried again', async () => {
+    for (const script of [{ rcpt: null }, { data: 'trickles' }] as const) {
+      const server = await scriptedSmtp(script);
+      try {
+        await drain();
+        const m = mail();
+        await queue(m);
+        const pass = await instance(server.port)();
+        assert.deepEqual([pass.retrying, pass.unanswered], [1, 0], JSON.stringify(script));
+        const waiting = await row(m.to);
+        assert.deepEqual([waiting.maybe_sent_at, waiting.abandoned_at], [null, null]);
+        assert.equal(server.received(), 0);
+      } finally {
+        await server.close();
+      }
+      t.clock.advance(MAIL_FIRST_RETRY_MS * 2);
+      assert.equal((await send()).sent, 1, 'sent once the relay answers');
+    }
+  });
+
+  test('a mail the relay holds unanswered is not superseded while it is tried, nor after: a newer mail of its kind goes out beside it, and it keeps its place (its count is not given back)', async () => {
+    const store = t.deps.stores.mailOutbox;
+    const user = await createAccount(t.deps.stores, t.clock, { username: `u${randomBytes(5).toString('hex')}`, password: 'correct horse battery' });
+    const to = `m${randomBytes(4).toString('hex')}@example.test`;
+    await t.deps.stores.memberEmails.set(user.id, to, 'en', t.clock.now());
+    const kind = `k${randomBytes(4).toString('hex')}`;
+    const server = await scriptedSmtp({ end: 'silent' });
+    try {
+      await drain();
+      assert.ok(await store.enqueue(mail({ to, userId: user.id, kind }), t.clock.now()));
+      const attempt = instance(server.port)();
+      while (server.received() === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      // The relay has the whole message and has not answered: the member asks again.
+      t.clock.advance(1000);
+      assert.ok(await store.enqueue(mail({ to, userId: user.id, kind }), t.clock.now()));
+      assert.deepEqual(await store.supersede(user.id, kind, t.clock.now()), [], 'not while it is tried');
+      assert.equal((await attempt).unanswered, 1);
+      assert.deepEqual(await store.supersede(user.id, kind, t.clock.now()), [], 'nor once it may have been sent');
+    } finally {
+      await server.close();
+    }
+    assert.equal((await send()).sent, 1, 'the newer mail goes out');
+    const rows = await t.deps.database.db.selectFrom('mail_outbox').select(['maybe_sent_at', 'sent_at', 'last_error']).where('user_id', '=', user.id).orderBy('id').execute();
+    assert.notEqual(rows[0]!.maybe_sent_at, null);
+    assert.doesNotMatch(rows[0]!.last_error ?? '', /superseded/);
+    assert.notEqual(rows[1]!.sent_at, null);
+  });
 });
 
 test('without SMTP_URL a loopback BASE_URL writes mail as .eml files under ./data/mail, and elsewhere mail is off', () => {
@@ -374,12 +502,29 @@ test('a server that refuses the site\'s own sign-in (535) refuses no mail: its r
 // a transport that did not apply its own wait would still be waiting when it ends.
 test('an SMTP server that goes quiet, before its greeting or in the middle of a mail, fails the attempt after the transport\'s wait, not nodemailer\'s, so it ends within the outbox\'s lease', { timeout: 20_000 }, async () => {
   for (const until of ['greeting', 'rcpt'] as const) {
-    const server = await scriptedSmtp(null, until === 'rcpt');
+    const server = await scriptedSmtp({ rcpt: null, greets: until === 'rcpt' });
     try {
       const outcome = await new SmtpTransport(`smtp://127.0.0.1:${server.port}`, 'no-reply@example.test', 500).send(1, mail());
       assert.equal(outcome.sent, false, until);
       assert.match((outcome as { error: string }).error, /^ETIMEDOUT: /, until);
       assert.equal((outcome as { reply: unknown }).reply, null, `${until}: no reply, so nobody's refusal`);
+    } finally {
+      await server.close();
+    }
+  }
+});
+
+test('an attempt ends by its deadline, whatever the relay trickles, before the outbox\'s lease, so no other instance takes the mail while it is tried', { timeout: 20_000 }, async () => {
+  assert.ok(SMTP_ATTEMPT_MS < MAIL_LEASE_MS, 'the deadline is below the lease');
+  for (const script of [{ data: 'trickles' }, { end: 'trickles' }] as const) {
+    const server = await scriptedSmtp(script);
+    try {
+      const started = Date.now();
+      const outcome = await new SmtpTransport(`smtp://127.0.0.1:${server.port}`, 'no-reply@example.test', 500, 1500).send(1, mail());
+      const took = Date.now() - started;
+      assert.ok(took >= 1500 && took < 3000, `${JSON.stringify(script)}: ended at the deadline, after ${took} ms`);
+      // Before the data's end nothing was delivered (RFC 5321 3.8); after it, it may have been.
+      assert.equal(outcome.sent, script.end === undefined ? false : 'unanswered', JSON.stringify(script));
     } finally {
       await server.close();
     }

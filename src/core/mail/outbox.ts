@@ -35,6 +35,8 @@ export interface MailPass {
   retrying: number;
   /** Given up: refused for good, or a day of failures. */
   abandoned: number;
+  /** Sent whole with no reply: they may have arrived, and are not sent again (`MailState` `maybe_sent`). */
+  unanswered: number;
 }
 
 /**
@@ -225,7 +227,7 @@ export class RelayWatch {
 
 /** One pass over the due mails; returns what became of them. `relay`: the instance's watch over its relay, kept across passes. */
 export async function sendDueMail(deps: MailDeps, transport: MailTransport, log: Log, relay: RelayWatch, random: () => number = Math.random): Promise<MailPass> {
-  const pass: MailPass = { claimed: 0, sent: 0, retrying: 0, abandoned: 0 };
+  const pass: MailPass = { claimed: 0, sent: 0, retrying: 0, abandoned: 0, unanswered: 0 };
   const store = deps.stores.mailOutbox;
   const now = deps.clock.now();
   // A read first: an idle poll never writes.
@@ -243,10 +245,22 @@ export async function sendDueMail(deps: MailDeps, transport: MailTransport, log:
 
 async function sendOne(
   deps: MailDeps, transport: MailTransport, log: Log, relay: RelayWatch, claim: string, row: OutgoingMail, random: () => number,
-): Promise<['sent' | 'retrying' | 'abandoned', Whose]> {
+): Promise<['sent' | 'retrying' | 'abandoned' | 'unanswered', Whose]> {
   const details = { mail_id: row.id, kind: row.kind, user_id: row.userId, attempt: row.attempts };
   const outcome = await transport.send(row.id, row);
   const at = deps.clock.now();
+  if (outcome.sent === 'unanswered') {
+    // The server had the whole message and said nothing (RFC 5321 section 4.5.3.2.6 gives it 10
+    // minutes, the transport waits less): it may have delivered it. Sending it again would mail
+    // the member a second copy of the same link, and, behind a relay whose filters always take
+    // longer than the wait, one a retry for a day; not sending it loses a mail only when the relay
+    // lost it, and the member's page says it may have arrived and how to get a new link. Kept as
+    // such, never a failure: its count stays spent and no newer mail supersedes it (RFC 1047).
+    relay.forget(row.id);
+    await deps.stores.mailOutbox.maybeSent(row.id, claim, at, outcome.error);
+    log.warn({ ...details, error: outcome.error }, 'mail may have been sent: the relay never answered the end of its data; not sent again');
+    return ['unanswered', 'site'];
+  }
   if (outcome.sent) {
     // The row and the member's address in one transaction: an accepted mail clears a refusal kept for its address.
     await deps.stores.transaction(async (tx) => {

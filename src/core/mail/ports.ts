@@ -37,9 +37,11 @@ export interface OutgoingMail extends NewOutgoingMail {
 
 /**
  * Where a mail stands: `waiting` to be sent (not tried yet, or to be tried again), `sent` (handed
- * to the mail server), or `given_up` (refused for good, a day of failures, or superseded).
+ * to the mail server), `maybe_sent` (its whole message went to the server, which never answered:
+ * it may have arrived, and is not sent again), or `given_up` (refused for good, a day of failures,
+ * or superseded).
  */
-export type MailState = 'waiting' | 'sent' | 'given_up';
+export type MailState = 'waiting' | 'sent' | 'maybe_sent' | 'given_up';
 
 /**
  * The outbox: claimed by one instance at a time under a lease, marked sent or abandoned. An
@@ -64,6 +66,12 @@ export interface MailOutboxStore {
   claim(claim: string, now: Instant, leaseUntil: Instant, limit: number): Promise<OutgoingMail[]>;
   /** Marks the mail sent and forgets its body; false when `claim` no longer holds it. */
   sent(id: number, claim: string, now: Instant): Promise<boolean>;
+  /**
+   * Records that the mail may have been sent (`MailState` `maybe_sent`): out of the queue, never
+   * tried again, superseded by nothing, its body forgotten; false when `claim` no longer holds it.
+   * One conditional write, as every outcome.
+   */
+  maybeSent(id: number, claim: string, now: Instant, error: string): Promise<boolean>;
   /** Releases the mail to be tried again at `nextAttemptAt`. */
   retryAt(id: number, claim: string, nextAttemptAt: Instant, error: string): Promise<boolean>;
   /**
@@ -114,10 +122,17 @@ export interface SmtpReply {
 }
 
 /**
- * What an attempt came to. `reply`: the server's refusal (a 4yz or 5yz), else `null` (it was not
- * reached, went away, or answered without a three-digit code).
+ * What an attempt came to: `sent`: `true`, the server took it; `unanswered`, the whole message,
+ * its final "." included, went to the server, and no reply came (the connection closed, or the
+ * wait ran out): the server may have delivered it (RFC 5321 section 4.5.3.2.6 gives it 10 minutes
+ * to answer; RFC 1047 is the duplicate mail a sender that sends again makes); `false`, it was not
+ * sent. `reply`: the server's refusal (a 4yz or 5yz), else `null` (it was not reached, went away
+ * before the message's end, or answered without a three-digit code).
  */
-export type MailOutcome = { sent: true } | { sent: false; error: string; reply: SmtpReply | null };
+export type MailOutcome =
+  | { sent: true }
+  | { sent: 'unanswered'; error: string }
+  | { sent: false; error: string; reply: SmtpReply | null };
 
 /** Hands a message to the mail system: SMTP, or `.eml` files on a developer's machine (src/mail/). */
 export interface MailTransport {

@@ -111,6 +111,11 @@ export class KyselyMailOutboxStore implements MailOutboxStore {
     return this.finish(id, claim, { ...FORGOTTEN, sent_at: now, last_error: null });
   }
 
+  async maybeSent(id: number, claim: string, now: Instant, error: string): Promise<boolean> {
+    // Out of the queue as a give-up is (`abandoned_at`: never due, superseded or claimed again), and told apart by `maybe_sent_at`.
+    return this.finish(id, claim, { ...FORGOTTEN, abandoned_at: now, maybe_sent_at: now, last_error: error.slice(0, ERROR_MAX_LENGTH) });
+  }
+
   async retryAt(id: number, claim: string, nextAttemptAt: Instant, error: string): Promise<boolean> {
     return this.finish(id, claim, { next_attempt_at: nextAttemptAt, last_error: error.slice(0, ERROR_MAX_LENGTH) });
   }
@@ -130,11 +135,12 @@ export class KyselyMailOutboxStore implements MailOutboxStore {
   }
 
   async newest(userId: number, kind: string): Promise<{ to: string; state: MailState } | undefined> {
-    const row = await this.db.selectFrom('mail_outbox').select(['recipient', 'sent_at', 'abandoned_at'])
+    const row = await this.db.selectFrom('mail_outbox').select(['recipient', 'sent_at', 'maybe_sent_at', 'abandoned_at'])
       .where('user_id', '=', userId).where('kind', '=', kind)
       .orderBy('id', 'desc').limit(1).executeTakeFirst();
     if (row === undefined) return undefined;
-    return { to: row.recipient, state: row.sent_at !== null ? 'sent' : row.abandoned_at !== null ? 'given_up' : 'waiting' };
+    const state = row.sent_at !== null ? 'sent' : row.maybe_sent_at !== null ? 'maybe_sent' : row.abandoned_at !== null ? 'given_up' : 'waiting';
+    return { to: row.recipient, state };
   }
 
   async eraseForUser(userId: number): Promise<void> {
