@@ -307,4 +307,66 @@ forEachDatabase('the limits of verification mails', (database) => {
     visitor.cookies.set('lang', 'zh-CN');
     assert.match(statusLines((await visitor.get('/settings/email')).text), /你已申请改为 \S+，但最新的验证邮件未能发出，不会有链接送达。/);
   });
+
+  /** Saves `email` `saves` times, each mail tried at once and taken whole by the relay, which drops the connection without answering its end. */
+  async function saveUnanswered(visitor: AddressedVisitor, email: string, saves: number): Promise<void> {
+    t.smtp.unanswer(email);
+    try {
+      for (let i = 0; i < saves; i += 1) {
+        assert.equal((await visitor.post('/settings/email', { email })).status, 200);
+        await deliverMail(t);
+      }
+    } finally {
+      t.smtp.accept(email);
+    }
+  }
+
+  test('a verification mail whose end the relay never answered may have arrived: the page says to look in the inbox and the spam folder, and that saving again mails a new link, in the member\'s language; it is never sent again, and keeps its count', async () => {
+    beforeEndOfDay(12 * HOUR_MS);
+    const { user, visitor } = await member();
+    const email = address();
+    await saveUnanswered(visitor, email, VERIFY_MAILS_PER_ADDRESS);
+    const rows = await t.deps.database.db.selectFrom('mail_outbox').select(['maybe_sent_at', 'last_error']).where('user_id', '=', user.id).where('kind', '=', 'verifyEmail').execute();
+    assert.equal(rows.length, VERIFY_MAILS_PER_ADDRESS);
+    for (const row of rows) {
+      assert.notEqual(row.maybe_sent_at, null, 'each may have been sent');
+      assert.doesNotMatch(row.last_error ?? '', /superseded/, 'and none was superseded by the next save');
+    }
+    assert.equal(statusLines((await visitor.get('/settings/email')).text), `${email} is not verified yet. The last mail with its link may have arrived, though the mail server never confirmed it: look for it in the inbox and the spam folder. If it is not there, save the address again to get a new link, at most ${VERIFY_MAILS_PER_ADDRESS} a day to one address.`);
+    for (const [language, words] of [['zh-CN', `${email} 尚未验证。最新的验证邮件可能已经送达，但邮件服务器没有确认：请在收件箱和垃圾邮件中查找。`], ['zh-TW', `${email} 尚未驗證。最新的驗證郵件可能已經送達，但郵件伺服器沒有確認：請在收件匣和垃圾郵件中尋找。`]] as const) {
+      visitor.cookies.set('lang', language);
+      assert.ok(statusLines((await visitor.get('/settings/email')).text).startsWith(words), language);
+    }
+    visitor.cookies.set('lang', 'en');
+    // The relay answers again: none of them is sent a second time.
+    t.clock.advance(MAIL_FIRST_RETRY_MS * 2);
+    await deliverMail(t);
+    assert.equal(t.smtp.to(email).length, VERIFY_MAILS_PER_ADDRESS, 'each reached the mailbox once');
+    // They may all be in the mailbox: the day's limit counts them, and the save past it says the last may have arrived.
+    const refused = await visitor.post('/settings/email', { email });
+    assert.equal(refused.status, 429, 'no count was given back');
+    assert.equal(lastLinkNotice(refused.text), `The last mail with a link for ${email} may have arrived, though the mail server never confirmed it: look for it in the inbox and the spam folder, and follow its link to verify the address. If it is not there, save the address again once the wait above is over, and a new link will be mailed.`);
+    visitor.cookies.set('lang', 'zh-CN');
+    assert.match(lastLinkNotice((await visitor.post('/settings/email', { email })).text) ?? '', /^发往 \S+ 的最新验证邮件可能已经送达，但邮件服务器没有确认/);
+    // And it had: the last one's link verifies the address.
+    const token = /\/email\/verify\?token=([A-Za-z0-9_-]+)/.exec(t.smtp.to(email).at(-1)?.text ?? '')?.[1];
+    assert.equal((await new Visitor(t.baseUrl).get(`/email/verify?token=${token}`)).status, 200);
+    assert.ok((await t.deps.stores.memberEmails.find(user.id))?.verifiedAt, 'verified by the mail the relay never confirmed');
+  });
+
+  test('a change whose last verification mail may have arrived says so there, not "open the link we mailed there" nor that it could not be sent', async () => {
+    const { visitor } = await member();
+    const first = address();
+    assert.equal((await visitor.post('/settings/email', { email: first })).status, 200);
+    await deliverMail(t);
+    const token = /\/email\/verify\?token=([A-Za-z0-9_-]+)/.exec(t.smtp.to(first)[0]?.text ?? '')?.[1];
+    assert.equal((await visitor.get(`/email/verify?token=${token}`)).status, 200, 'the first address verified');
+    const next = address();
+    await saveUnanswered(visitor, next, 1);
+    const lines = statusLines((await visitor.get('/settings/email')).text);
+    assert.ok(lines.includes(`You asked to change it to ${next}. The last mail with its link may have arrived there, though the mail server never confirmed it: look for it in the inbox and the spam folder.`), lines);
+    assert.doesNotMatch(lines, /open the link we mailed|could not be sent/);
+    visitor.cookies.set('lang', 'zh-TW');
+    assert.match(statusLines((await visitor.get('/settings/email')).text), /你已申請改為 \S+。最新的驗證郵件可能已經送達該地址，但郵件伺服器沒有確認/);
+  });
 });

@@ -21,6 +21,8 @@ export class TestSmtpServer {
   private server: SMTPServer | undefined;
   /** Recipients the server refuses, at RCPT or at the end of DATA, with the reply code and text it answers. */
   private readonly refusals = new Map<string, { code: number; text: string; step: 'rcpt' | 'data' }>();
+  /** Recipients whose message's end is never answered (`unanswer`). */
+  private readonly unanswered = new Set<string>();
 
   private constructor(private port: number) {}
 
@@ -49,9 +51,18 @@ export class TestSmtpServer {
     this.refusals.set(address, { code, text, step });
   }
 
+  /**
+   * Takes a message to `address` whole, keeps it (it arrived), and drops the connection without
+   * answering its end, as a relay that crashed or whose link broke then, until `accept`.
+   */
+  unanswer(address: string): void {
+    this.unanswered.add(address);
+  }
+
   /** Accepts mail to `address` again. */
   accept(address: string): void {
     this.refusals.delete(address);
+    this.unanswered.delete(address);
   }
 
   async listen(): Promise<void> {
@@ -81,6 +92,12 @@ export class TestSmtpServer {
             html: typeof parsed.html === 'string' ? parsed.html : undefined,
             parsed,
           });
+          if (session.envelope.rcptTo.some((r) => this.unanswered.has(r.address))) {
+            // smtp-server keeps its connections, each with its socket, by the session's id.
+            const connections = (server as unknown as { connections: Set<{ id: string; _socket: { destroy: () => void } }> }).connections;
+            for (const connection of connections) if (connection.id === session.id) connection._socket.destroy();
+            return;
+          }
           callback();
         }, callback);
       },

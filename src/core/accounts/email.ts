@@ -189,8 +189,9 @@ export type EmailChange =
 
 /**
  * The account's newest verification link, while it works: the address it verifies (lower-cased),
- * when it ends, and where its mail is: handed to the mail server, waiting in the outbox, or given up
- * by the outbox for the site's own reasons (its relay, its message), so that it never arrives.
+ * when it ends, and where its mail is: handed to the mail server, waiting in the outbox, handed
+ * whole to a server that never answered its end, so it may have arrived or not, or given up by the
+ * outbox for the site's own reasons (its relay, its message), so that it never arrives.
  */
 export interface LastLink {
   address: string;
@@ -310,20 +311,25 @@ export interface UndeliveredAddress {
  * The member's address as their e-mail settings show it, with the addresses (theirs, and the one
  * a change waits for) whose newest mail their server refused and was given up (refused for good,
  * or for a day), kept with the address (`refusalCode`), so they learn it did not arrive however
- * long after; a mail accepted since, a change or a verification clears it. `linkLost`: the
- * address waiting for its link (the pending one, else one not verified) whose newest verification
- * mail the outbox gave up for the site's own reasons (its relay, its message; not its server
- * refusing the address, which `undelivered` says): the page must not say to open a link that
- * never left.
+
+ * long after; a mail accepted since, a change or a verification clears it. `linkMail`: where the
+ * newest verification mail of the address waiting for its link (the pending one, else one not
+ * verified) is when the page cannot say "open the link we mailed": `given_up` by the outbox for
+ * the site's own reasons (its relay, its message; not its server refusing the address, which
+ * `undelivered` says), so no link is coming; or `maybe_sent`, its server never answered its end,
+ * so it may have arrived or not.
  */
-export async function emailSettings(deps: Pick<EmailDeps, 'stores'>, userId: number): Promise<{ email: MemberEmail | undefined; undelivered: UndeliveredAddress[]; linkLost: boolean }> {
+export async function emailSettings(deps: Pick<EmailDeps, 'stores'>, userId: number): Promise<{ email: MemberEmail | undefined; undelivered: UndeliveredAddress[]; linkMail: LinkMail | null }> {
   const email = await deps.stores.memberEmails.find(userId);
   const [waiting, refusal] = email === undefined ? [null, null]
     : email.pending !== null ? [email.pending, email.pendingRefusalCode]
     : email.verifiedAt === null ? [email.address, email.refusalCode] : [null, null];
-  const linkLost = waiting !== null && refusal === null && await newestVerifyMailTo(deps.stores, userId, emailKey(waiting)) === 'given_up';
-  return { email, undelivered: undeliveredOf(email), linkLost };
+  const mail = waiting !== null && refusal === null ? await newestVerifyMailTo(deps.stores, userId, emailKey(waiting)) : undefined;
+  return { email, undelivered: undeliveredOf(email), linkMail: mail === 'given_up' || mail === 'maybe_sent' ? mail : null };
 }
+
+/** Where a verification mail is when its link may not be in the member's mailbox (`emailSettings`). */
+export type LinkMail = Extract<MailState, 'given_up' | 'maybe_sent'>;
 
 /** The member's addresses (theirs, and the one a change waits for) whose newest mail their server refused. */
 function undeliveredOf(email: MemberEmail | undefined): UndeliveredAddress[] {

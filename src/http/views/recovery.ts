@@ -1,7 +1,7 @@
 /** The way back into an account (INTERFACE section 12): the e-mail settings, verification, forgotten and new passwords. */
 import { EMAIL_CANCEL_PATH, EMAIL_REFUSE_PATH, EMAIL_SETTINGS_PATH } from '../../core/urls.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/accounts/passwords.js';
-import { type EmailVerification, type LastLink, type UndeliveredAddress, VERIFY_MAILS_PER_ADDRESS } from '../../core/accounts/email.js';
+import { type EmailVerification, type LastLink, type LinkMail, type UndeliveredAddress, VERIFY_MAILS_PER_ADDRESS } from '../../core/accounts/email.js';
 import type { MemberEmail } from '../../core/accounts/ports.js';
 import { type FormErrors, control, errorSummary, fieldMessage, showPasswordSwitch } from './forms.js';
 import { type Html, html } from './html.js';
@@ -13,8 +13,8 @@ export interface EmailPageState {
   email: MemberEmail | undefined;
   /** Its addresses whose newest mail was refused by their server (`emailSettings`). */
   undelivered: readonly UndeliveredAddress[];
-  /** The newest verification mail of the address waiting for its link was given up by the site: no link to open (`emailSettings`). */
-  linkLost?: boolean;
+  /** The newest verification mail of the address waiting for its link was given up by the site, or may have arrived: no "open the link we mailed" (`emailSettings`). */
+  linkMail?: LinkMail | null;
   mailEnabled: boolean;
   value?: string;
   errors?: FormErrors;
@@ -31,9 +31,11 @@ export interface EmailPageState {
 
 export function emailSettingsPage(context: PageContext, state: EmailPageState): Html {
   const { t } = context;
-  const { email, throttled = false, linkLost = false } = state;
-  const unverified = throttled ? 'recovery.emailUnverifiedThrottled' : linkLost ? 'recovery.emailUnverifiedLost' : 'recovery.emailUnverified';
-  const pendingWords = throttled ? 'recovery.emailPendingThrottled' : linkLost ? 'recovery.emailPendingLost' : 'recovery.emailPending';
+  const { email, throttled = false, linkMail = null } = state;
+  const [unverified, pendingWords] = throttled ? ['recovery.emailUnverifiedThrottled', 'recovery.emailPendingThrottled'] as const
+    : linkMail === 'given_up' ? ['recovery.emailUnverifiedLost', 'recovery.emailPendingLost'] as const
+    : linkMail === 'maybe_sent' ? ['recovery.emailUnverifiedMaybe', 'recovery.emailPendingMaybe'] as const
+    : ['recovery.emailUnverified', 'recovery.emailPending'] as const;
   const status = email === undefined
     ? html`<p class="muted">${t.text('recovery.emailNone')}</p>`
     : html`<p id="email-status">${t.text(email.verifiedAt === null ? unverified : 'recovery.emailVerified', { address: email.address, max: VERIFY_MAILS_PER_ADDRESS })}</p>`;
@@ -66,11 +68,12 @@ ${form}
 </section>`);
 }
 
-/** What became of the refused save's last link: no new one is needed, or none is coming. */
+/** What became of the refused save's last link: no new one is needed, it may have arrived, or none is coming. */
 function lastLinkNotice(context: PageContext, { address, expiresAt, mail }: LastLink): Html {
   const { t } = context;
   return html`<p class="notice" id="last-link">${mail === 'sent' ? rich(t, 'recovery.throttledLinkStillWorks', { address, time: timeOf(context, expiresAt) })
     : mail === 'waiting' ? t.text('recovery.throttledLinkWaiting', { address })
+    : mail === 'maybe_sent' ? t.text('recovery.throttledLinkMaybe', { address })
     : t.text('recovery.throttledLinkLost', { address })}</p>`;
 }
 
