@@ -76,4 +76,26 @@ forEachDatabase('attack111: a forgotten password while the SMTP server is away',
     }
     assert.equal(resetMails().length, RESET_MAILS_PER_ACCOUNT, 'the first ask of the hour replaced the waiting mail and still counted');
   });
+
+  test('a reset mail the relay took whole and never answered may have arrived: it is not sent again, the next ask does not replace it, and it keeps its count, so the hour mails at most its limit', async () => {
+    const { user, resetMails, phone } = await forgetfulMember();
+    const email = (await t.deps.stores.memberEmails.find(user.id))!.address;
+    const hour = RESET_WINDOW_SECONDS * 1000;
+    t.clock.advance(hour - (t.clock.now() % hour) + 1_000);
+    t.smtp.unanswer(email);
+    try {
+      assert.equal((await phone.post('/password/forgot', { login: user.username })).status, 200);
+      await deliverMail(t);
+    } finally {
+      t.smtp.accept(email);
+    }
+    for (let i = 0; i < RESET_MAILS_PER_ACCOUNT; i++) {
+      assert.equal((await phone.post('/password/forgot', { login: user.username })).status, 200);
+      await deliverMail(t);
+    }
+    assert.equal(resetMails().length, RESET_MAILS_PER_ACCOUNT, 'the unanswered one arrived once, and counted: four more, not five');
+    const rows = await t.deps.database.db.selectFrom('mail_outbox').select(['maybe_sent_at', 'last_error']).where('user_id', '=', user.id).where('kind', '=', 'passwordReset').orderBy('id').execute();
+    assert.notEqual(rows[0]!.maybe_sent_at, null);
+    assert.doesNotMatch(rows[0]!.last_error ?? '', /superseded/);
+  });
 });
