@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Session, User } from '../core/accounts/ports.js';
 import { type Unreadable, unreadableTotpLine } from '../core/accounts/two-step.js';
 import { DEFAULT_LOCALE, type Translator } from '../core/locales.js';
+import { retryWait } from '../core/time.js';
 import { translator } from '../i18n/catalogs.js';
 import { currentSignIn } from './plugins/session.js';
 import type { Html } from './views/html.js';
@@ -87,16 +88,4 @@ export const UNREADABLE_STATUS = 503;
  */
 export function retryMessage(what: string, retryAfterSeconds: number, t: Translator = translator(DEFAULT_LOCALE)): string {
   return t.text('errors.retry', { what, ...retryWait(retryAfterSeconds) });
-}
-
-/**
- * How long to wait, as the catalogs' "try again" messages take it (`unit`, `wait`, `minutes`):
- * seconds under a minute; whole minutes, rounded up, under an hour; past that hours (`wait`) and
- * the minutes left over (`minutes`, 0 for none), so a day's limit reads "10 hours and 1 minute",
- * not "601 minutes". Rounded up: the wait said is never shorter than `Retry-After`.
- */
-export function retryWait(retryAfterSeconds: number): { unit: 'seconds' | 'minutes' | 'hours'; wait: number; minutes: number } {
-  if (retryAfterSeconds < 60) return { unit: 'seconds', wait: retryAfterSeconds, minutes: 0 };
-  const minutes = Math.ceil(retryAfterSeconds / 60);
-  return minutes < 60 ? { unit: 'minutes', wait: minutes, minutes: 0 } : { unit: 'hours', wait: Math.floor(minutes / 60), minutes: minutes % 60 };
 }

@@ -7,7 +7,8 @@ import { after, before, test } from 'node:test';
 import { AUDIT_EVENTS } from '../../src/core/audit.js';
 import { generateOpaqueId, hashSecret, tokenKind } from '../../src/core/credentials/formats.js';
 import { verifyPassword } from '../../src/core/accounts/passwords.js';
-import { MAX_PERSONAL_TOKENS } from '../../src/core/credentials/personal-tokens.js';
+import { MAX_PERSONAL_TOKENS, PERSONAL_TOKENS_PER_DAY } from '../../src/core/credentials/personal-tokens.js';
+import { days, formatUtc } from '../../src/core/time.js';
 import type { Stores } from '../../src/core/stores.js';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
 import { createStores } from '../../src/storage/stores.js';
@@ -299,12 +300,27 @@ forEachDatabase('command line', (database) => {
   test(`token create obeys the member's cap of ${MAX_PERSONAL_TOKENS} live personal tokens, as the tokens page does: one line, exit 2, nothing made`, async () => {
     const username = name('full');
     const { json: user } = run('user', 'create', '--username', username, '--password', 'long enough pw', '--json');
+    // Made two days ago: only the live cap judges them, not the day's limit.
     for (let i = 0; i < MAX_PERSONAL_TOKENS; i++) {
-      await stores.personalTokens.insert({ userId: user.id, name: `t${i}`, tokenHash: hashSecret(generateOpaqueId()), scope: 'profile:read', expiresAt: null }, Date.now());
+      await stores.personalTokens.insert({ userId: user.id, name: `t${i}`, tokenHash: hashSecret(generateOpaqueId()), scope: 'profile:read', expiresAt: null }, Date.now() - days(2));
     }
     assertBadArguments(run('token', 'create', '--username', username, '--name', 'one more', '--scopes', 'profile:read', '--json'),
       new RegExp(`^svc: you have ${MAX_PERSONAL_TOKENS} live tokens, the most an account can have; revoke one before creating another\n$`));
     assert.equal((await stores.personalTokens.listForUser(user.id)).length, MAX_PERSONAL_TOKENS);
+  });
+
+  test(`token create obeys the member's limit of ${PERSONAL_TOKENS_PER_DAY} tokens created in 24 hours, revoked ones included, as the tokens page does: one line saying when in UTC, exit 2, nothing made`, async () => {
+    const username = name('busy');
+    const { json: user } = run('user', 'create', '--username', username, '--password', 'long enough pw', '--json');
+    const madeAt = Date.now() - 60_000;
+    for (let i = 0; i < PERSONAL_TOKENS_PER_DAY; i++) {
+      const token = await stores.personalTokens.insert({ userId: user.id, name: `t${i}`, tokenHash: hashSecret(generateOpaqueId()), scope: 'profile:read', expiresAt: null }, madeAt);
+      await stores.personalTokens.revoke(token.id, user.id, madeAt);
+    }
+    const again = formatUtc(Math.ceil((madeAt + days(1)) / 1000) * 1000);
+    assertBadArguments(run('token', 'create', '--username', username, '--name', 'one more', '--scopes', 'profile:read', '--json'),
+      new RegExp(`^svc: you have created ${PERSONAL_TOKENS_PER_DAY} tokens in the last 24 hours, the most an account can create in a day; try again after ${again}\n$`));
+    assert.equal((await stores.personalTokens.listForUser(user.id)).length, PERSONAL_TOKENS_PER_DAY);
   });
 
   test('token create writes personal_token.created to the member\'s security log, as the member\'s own token does, from the site\'s staff', async () => {

@@ -10,9 +10,11 @@ import { after, before, test } from 'node:test';
 import { MAX_PASSKEYS } from '../../src/core/accounts/passkeys.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import { hashSecret } from '../../src/core/credentials/formats.js';
-import { MAX_PERSONAL_TOKENS } from '../../src/core/credentials/personal-tokens.js';
-import { MAX_APPS_PER_OWNER, registerClient } from '../../src/core/oauth/clients.js';
+import { MAX_PERSONAL_TOKENS, PERSONAL_TOKENS_PER_DAY } from '../../src/core/credentials/personal-tokens.js';
+import { APP_REGISTRATIONS_PER_DAY, MAX_APPS_PER_OWNER, registerClient } from '../../src/core/oauth/clients.js';
+import type { Client } from '../../src/core/oauth/ports.js';
 import { days } from '../../src/core/time.js';
+import { runJanitor } from '../../src/janitor.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { SoftwarePasskey, addPasskey } from '../support/passkey.js';
@@ -20,6 +22,8 @@ import { Browser, PASSWORD, newUser } from '../oauth/helpers.js';
 
 const csrf = (browser: Browser) => browser.cookies.get('svc_csrf')!;
 /** The page's text with its markup's entities read back. */
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
 const text = async (response: Response) => (await response.text()).replace(/&#39;|&#x27;/g, '\'').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
 
 forEachDatabase('account caps', (database) => {
@@ -46,16 +50,30 @@ forEachDatabase('account caps', (database) => {
     }
   }
 
-  async function seedTokens(user: User, count: number, expiresAt: number | null = t.clock.now() + days(30)): Promise<void> {
+  /**
+   * Tokens made `createdAt` (by default two days ago, outside the day's window, so only the live
+   * cap judges them), lasting until `expiresAt`, revoked when `revoked`.
+   */
+  async function seedTokens(user: User, count: number, options: { expiresAt?: number | null; createdAt?: number; revoked?: boolean } = {}): Promise<void> {
+    const { expiresAt = t.clock.now() + days(30), createdAt = t.clock.now() - days(2), revoked = false } = options;
     for (let i = 0; i < count; i++) {
-      await t.deps.stores.personalTokens.insert({ userId: user.id, name: `seeded ${i}`, tokenHash: hashSecret(randomBytes(24).toString('hex')), scope: 'profile:read', expiresAt }, t.clock.now());
+      const token = await t.deps.stores.personalTokens.insert({ userId: user.id, name: `seeded ${i}`, tokenHash: hashSecret(randomBytes(24).toString('hex')), scope: 'profile:read', expiresAt }, createdAt);
+      if (revoked) assert.equal(await t.deps.stores.personalTokens.revoke(token.id, user.id, createdAt), true);
     }
   }
 
-  async function seedApps(user: User, count: number): Promise<void> {
+  /** Apps the member registered `createdAt` (by default two days ago, outside the day's window), deactivated when `deactivated`. */
+  async function seedApps(user: User, count: number, options: { createdAt?: number; deactivated?: boolean } = {}): Promise<Client[]> {
+    const { createdAt = t.clock.now() - days(2), deactivated = false } = options;
+    const apps: Client[] = [];
     for (let i = 0; i < count; i++) {
-      await registerClient(t.deps.stores, t.deps.clock, { name: `Seeded ${i}`, type: 'public', redirectUris: ['https://seeded.example/cb'], ownerId: user.id, memberRegistered: true });
+      const app = await t.deps.stores.clients.create({
+        clientId: randomBytes(16).toString('hex'), name: `Seeded ${i}`, description: '', homepageUrl: '', ownerId: user.id, type: 'public',
+        redirectUris: ['https://seeded.example/cb'], allowedScopes: ['profile:read'], secretHash: null, idTokenAlg: 'RS256', memberRegistered: true,
+      }, createdAt);
+      apps.push(deactivated ? (await t.deps.stores.clients.setStatus(app.clientId, 'deactivated', createdAt))! : app);
     }
+    return apps;
   }
 
   // ---- Passkeys --------------------------------------------------------------------------------
@@ -122,7 +140,7 @@ forEachDatabase('account caps', (database) => {
 
   test(`personal tokens: an account holds at most ${MAX_PERSONAL_TOKENS} live ones; revoked and expired ones do not count; past the cap the form says so (400) before it tries the password`, async () => {
     const { user, browser } = await signedIn();
-    await seedTokens(user, 3, t.clock.now() - 1);
+    await seedTokens(user, 3, { expiresAt: t.clock.now() - 1 });
     await seedTokens(user, MAX_PERSONAL_TOKENS - 1);
     assert.equal((await tokenForm(browser)).status, 303, 'expired ones leave room');
     assert.equal((await liveTokens(user)).length, MAX_PERSONAL_TOKENS);
@@ -147,6 +165,42 @@ forEachDatabase('account caps', (database) => {
     const statuses = (await Promise.all(browsers.map((b) => tokenForm(b)))).map((r) => r.status).sort();
     assert.deepEqual(statuses, [303, 303, 400, 400, 400]);
     assert.equal((await liveTokens(user)).length, MAX_PERSONAL_TOKENS);
+  });
+
+  const createdToday = async (user: User) => (await t.deps.stores.personalTokens.listForUser(user.id)).filter((k) => k.createdAt > t.clock.now() - days(1)).length;
+
+  test(`personal tokens: an account creates at most ${PERSONAL_TOKENS_PER_DAY} in any 24 hours, revoked ones included; past it the form says how long to wait (400) before it tries the password, and the janitor keeps every row it counts`, async () => {
+    const { user, browser } = await signedIn();
+    // All revoked, so none is live: one made 23 hours and 58 minutes ago, the rest an hour ago.
+    await seedTokens(user, 1, { createdAt: t.clock.now() - days(1) + 2 * MINUTE, revoked: true });
+    await seedTokens(user, PERSONAL_TOKENS_PER_DAY - 1, { createdAt: t.clock.now() - HOUR, revoked: true });
+    assert.equal((await liveTokens(user)).length, 0);
+
+    const refused = await tokenForm(browser, 'not my password');
+    assert.equal(refused.status, 400);
+    const page = await text(refused);
+    assert.match(page, new RegExp(`You have created ${PERSONAL_TOKENS_PER_DAY} tokens in the last 24 hours, the most an account can create in a day\\. Try again in 2 minutes\\.`));
+    assert.doesNotMatch(page, /password is not right/, 'a form that cannot make a token costs no password attempt');
+    assert.doesNotMatch(page, /Revoke one before creating another/, 'revoking makes no room in the day');
+
+    // Revoked rows are deleted only past the audit window, so none the day counts is gone.
+    await runJanitor(t.deps);
+    assert.equal((await tokenForm(browser)).status, 400, 'still counted after the janitor');
+    t.clock.advance(2 * MINUTE - 1);
+    assert.match(await text(await tokenForm(browser)), /Try again in 1 second\./, 'not before the oldest leaves the day');
+    t.clock.advance(1);
+    assert.equal((await tokenForm(browser)).status, 303, 'the oldest left the day: one more');
+    assert.equal((await tokenForm(browser)).status, 400, 'and only one');
+    assert.equal(await createdToday(user), PERSONAL_TOKENS_PER_DAY);
+  });
+
+  test('personal tokens: creations racing for the day\'s last places land no further than its limit', async () => {
+    const user = await newUser(t);
+    await seedTokens(user, PERSONAL_TOKENS_PER_DAY - 2, { createdAt: t.clock.now() - HOUR, revoked: true });
+    const browsers = await Promise.all([1, 2, 3, 4, 5].map(async () => (await signedIn(user)).browser));
+    const statuses = (await Promise.all(browsers.map((b) => tokenForm(b)))).map((r) => r.status).sort();
+    assert.deepEqual(statuses, [303, 303, 400, 400, 400]);
+    assert.equal(await createdToday(user), PERSONAL_TOKENS_PER_DAY);
   });
 
   // ---- Apps a member registers -----------------------------------------------------------------
@@ -191,6 +245,54 @@ forEachDatabase('account caps', (database) => {
     assert.equal((await activeApps(user)).length, MAX_APPS_PER_OWNER);
   });
 
+  const registeredToday = async (user: User) => (await t.deps.stores.clients.listByOwner(user.id)).filter((c) => c.memberRegistered && c.createdAt > t.clock.now() - days(1)).length;
+
+  test(`apps: a member registers at most ${APP_REGISTRATIONS_PER_DAY} in any 24 hours, deactivated ones included; past it the form says how long to wait (400); the operator's are not counted`, async () => {
+    const { user, browser } = await signedIn();
+    // All deactivated, so none is active: one registered 23 hours and 55 minutes ago, the rest an hour ago.
+    await seedApps(user, 1, { createdAt: t.clock.now() - days(1) + 5 * MINUTE, deactivated: true });
+    await seedApps(user, APP_REGISTRATIONS_PER_DAY - 2, { createdAt: t.clock.now() - HOUR, deactivated: true });
+    assert.equal((await registerForm(browser)).status, 303, 'the day\'s last place');
+
+    const refused = await registerForm(browser, 'One too many');
+    assert.equal(refused.status, 400);
+    const page = await text(refused);
+    assert.match(page, new RegExp(`You have registered ${APP_REGISTRATIONS_PER_DAY} applications in the last 24 hours, the most one account can register in a day\\. Try again in 5 minutes\\.`));
+    assert.match(page, /value="One too many"/, 'the form keeps what was typed');
+    // `svc client create --owner`: the operator answers for it, and it takes no place of the member's day.
+    await registerClient(t.deps.stores, t.deps.clock, { name: 'Operator\'s', type: 'public', redirectUris: ['https://operator.example/cb'], ownerId: user.id });
+    assert.equal(await registeredToday(user), APP_REGISTRATIONS_PER_DAY);
+
+    t.clock.advance(5 * MINUTE);
+    assert.equal((await registerForm(browser)).status, 303, 'the oldest left the day: one more');
+    assert.equal((await registerForm(browser)).status, 400, 'and only one');
+  });
+
+  test('apps: registrations racing for the day\'s last places land no further than its limit', async () => {
+    const { user, browser } = await signedIn();
+    await seedApps(user, APP_REGISTRATIONS_PER_DAY - 2, { createdAt: t.clock.now() - HOUR, deactivated: true });
+    const statuses = (await Promise.all([1, 2, 3, 4, 5].map((i) => registerForm(browser, `Racer ${i}`)))).map((r) => r.status).sort();
+    assert.deepEqual(statuses, [303, 303, 400, 400, 400]);
+    assert.equal(await registeredToday(user), APP_REGISTRATIONS_PER_DAY);
+  });
+
+  // ---- The day is a rolling 24 hours -----------------------------------------------------------
+
+  test('the day is the last 24 hours, not a calendar day: neither midnight in UTC+8, the community\'s, nor in UTC frees a place', async () => {
+    for (const offset of [8 * HOUR, 0]) {
+      // One minute past the next midnight at that offset; everything made one minute before it.
+      const midnight = Math.ceil((t.clock.now() + offset) / days(1)) * days(1) - offset;
+      t.clock.advance(midnight + MINUTE - t.clock.now());
+      const { user, browser } = await signedIn();
+      await seedTokens(user, PERSONAL_TOKENS_PER_DAY, { createdAt: midnight - MINUTE, revoked: true });
+      await seedApps(user, APP_REGISTRATIONS_PER_DAY, { createdAt: midnight - MINUTE, deactivated: true });
+      for (const refused of [await tokenForm(browser), await registerForm(browser)]) {
+        assert.equal(refused.status, 400, `UTC+${offset / HOUR}`);
+        assert.match(await text(refused), /in the last 24 hours, .* Try again in 23 hours and 58 minutes\./, `UTC+${offset / HOUR}`);
+      }
+    }
+  });
+
   // ---- Words -----------------------------------------------------------------------------------
 
   test('the caps are shown on each page in the page\'s language, Simplified and Traditional Chinese as written there', async () => {
@@ -203,6 +305,8 @@ forEachDatabase('account caps', (database) => {
       assert.match(await text(await browser.fetch('/settings/security')), passkeys, language);
       assert.match(await text(await browser.fetch('/settings/tokens')), tokens, language);
       assert.match(await text(await browser.fetch('/settings/developers')), apps, language);
+      assert.match(await text(await browser.fetch('/settings/tokens')), language === 'zh-CN' ? /24 小时内最多可以创建 100 个令牌，已撤销的也计在内。/ : /24 小時內最多可以建立 100 個權杖，已撤銷的也計算在內。/, language);
+      assert.match(await text(await browser.fetch('/settings/developers')), language === 'zh-CN' ? /24 小时内最多可以注册 20 个应用，已停用的也计在内。/ : /24 小時內最多可以註冊 20 個應用程式，已停用的也計算在內。/, language);
       await seedPasskeys(user, MAX_PASSKEYS);
       const refused = await (await passkeyOptions(browser)).json() as { error_description: string };
       assert.match(refused.error_description, language === 'zh-CN' ? /请先移除一个，再添加新的。/ : /請先移除一個，再新增。/, language);

@@ -1387,6 +1387,34 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.clients.countActiveByOwner(stranger.id), 1);
   });
 
+  test('the creations a day\'s limit is judged by: a user\'s personal tokens and an owner\'s member-registered apps made after the instant, revoked or deactivated ones too, newest first, at most the limit, no one else\'s', async () => {
+    const user = await newUser();
+    const stranger = await newUser();
+    const token = (userId: number, at: number) =>
+      stores.personalTokens.insert({ userId, name: 't', tokenHash: unique('pt'), scope: 'profile:read', expiresAt: null }, at);
+    await token(user.id, T0);
+    await token(user.id, T0 + 1);
+    const revoked = await token(user.id, T0 + 3);
+    await stores.personalTokens.revoke(revoked.id, user.id, T0 + 3);
+    await token(user.id, T0 + 2);
+    await token(stranger.id, T0 + 2);
+    assert.deepEqual(await stores.personalTokens.createdSince(user.id, T0, 10), [T0 + 3, T0 + 2, T0 + 1], 'after the instant, not at it');
+    assert.deepEqual(await stores.personalTokens.createdSince(user.id, T0 - 1, 2), [T0 + 3, T0 + 2]);
+    const app = (ownerId: number | null, at: number, memberRegistered = true) => stores.clients.create({
+      clientId: unique('client'), name: 'App', description: '', homepageUrl: '', ownerId, type: 'public', memberRegistered,
+      redirectUris: ['https://app.example/cb'], allowedScopes: ['profile:read'], secretHash: null, idTokenAlg: 'RS256',
+    }, at);
+    await app(user.id, T0);
+    const deactivated = await app(user.id, T0 + 2);
+    await stores.clients.setStatus(deactivated.clientId, 'deactivated', T0 + 3);
+    await app(user.id, T0 + 1);
+    await app(user.id, T0 + 3, false);
+    await app(stranger.id, T0 + 3);
+    await app(null, T0 + 3, false);
+    assert.deepEqual(await stores.clients.memberRegisteredSince(user.id, T0, 10), [T0 + 2, T0 + 1], 'the operator\'s not counted');
+    assert.deepEqual(await stores.clients.memberRegisteredSince(user.id, T0 - 1, 1), [T0 + 2]);
+  });
+
   test('signing keys: a retired key stays published until its withdrawal, a withdrawn one goes at once, and the janitor deletes it', async () => {
     const key = (kid: string, at: number) => ({ kid, alg: 'ES256' as const, publicJwk: '{}', privateJwk: '{"d":"x"}', createdAt: at, activeAt: at });
     const listed = async (at: number) => (await stores.keys.listPublished(at)).map((k) => k.kid);

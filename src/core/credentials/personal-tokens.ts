@@ -7,7 +7,7 @@ import type { Stores } from '../stores.js';
 import type { PersonalToken } from './ports.js';
 import { RESOURCE_SCOPES, formatScope } from '../oauth/scopes.js';
 import { checkedText } from '../text.js';
-import { type Clock, type Instant, days, hasExpired } from '../time.js';
+import { type Clock, type Instant, days, formatUtc, hasExpired, retryWait, windowReopensAt } from '../time.js';
 
 /** Lifetimes a user can choose, in days; `null` is no expiry. 90 is the default. */
 export const PERSONAL_TOKEN_LIFETIMES: readonly (number | null)[] = [7, 30, 90, 365, null];
@@ -18,6 +18,18 @@ export const DEFAULT_PERSONAL_TOKEN_DAYS = 90;
  * count: the member makes room by revoking one. 100, as generous as a script farm needs.
  */
 export const MAX_PERSONAL_TOKENS = 100;
+/**
+ * Tokens one account may create in any 24 hours, revoked and expired ones included: revoked ones
+ * free their place under `MAX_PERSONAL_TOKENS`, so without it a script holding a session and the
+ * password created and revoked in a loop and added rows without end. As many as the live cap, so
+ * a member can replace every token they hold in one day (all revoked after a leak); no one types
+ * a password a hundred times a day for anything else. Counted from the stored rows' creation
+ * times, which the janitor keeps past it (`AUDIT_WINDOW_MS`, 7 days after revocation or expiry),
+ * so it holds across instances and restarts. An account then holds at most about 100 live tokens
+ * and 8 days of creations, 900 rows.
+ */
+export const PERSONAL_TOKENS_PER_DAY = 100;
+const CREATION_WINDOW_MS = days(1);
 
 export type PersonalTokenStatus = 'active' | 'expired' | 'revoked';
 
@@ -64,29 +76,41 @@ function tooManyTokens(): InputError {
     { key: 'tokens.limitReached', values: { max: MAX_PERSONAL_TOKENS } });
 }
 
+/** The refusal of a token past `PERSONAL_TOKENS_PER_DAY`, until `reopensAt`: waiting is the only way, so it says how long. */
+function tooManyCreated(reopensAt: Instant, now: Instant): InputError {
+  return InputError.worded('tokens', `you have created ${PERSONAL_TOKENS_PER_DAY} tokens in the last 24 hours, the most an account can create in a day; try again after ${formatUtc(Math.ceil(reopensAt / 1000) * 1000)}`,
+    { key: 'tokens.dailyLimitReached', values: { max: PERSONAL_TOKENS_PER_DAY, ...retryWait(Math.ceil((reopensAt - now) / 1000)) } });
+}
+
 /**
- * The refusal (field `tokens`) of a new token for an account with `MAX_PERSONAL_TOKENS` live ones,
- * none when it has room, for a form to say so before it asks for anything more (the password). A
- * read only: `createPersonalToken` decides, holding the account.
+ * The refusal (field `tokens`) of a new token for an account that created `PERSONAL_TOKENS_PER_DAY`
+ * in the last 24 hours or holds `MAX_PERSONAL_TOKENS` live ones, or none when it has room. The
+ * day is asked first: revoking one makes no room in it. It decides inside `createPersonalToken`'s
+ * transaction, holding the account; read before it, it lets a form say so before it asks for
+ * anything more (the password).
  */
-export async function personalTokenCapRefusal(stores: Stores, clock: Clock, userId: number): Promise<InputError | undefined> {
-  return await stores.personalTokens.countLive(userId, clock.now()) >= MAX_PERSONAL_TOKENS ? tooManyTokens() : undefined;
+export async function personalTokenCapRefusal(stores: Stores, userId: number, now: Instant): Promise<InputError | undefined> {
+  const reopensAt = windowReopensAt(await stores.personalTokens.createdSince(userId, now - CREATION_WINDOW_MS, PERSONAL_TOKENS_PER_DAY), PERSONAL_TOKENS_PER_DAY, CREATION_WINDOW_MS);
+  if (reopensAt !== undefined) return tooManyCreated(reopensAt, now);
+  return await stores.personalTokens.countLive(userId, now) >= MAX_PERSONAL_TOKENS ? tooManyTokens() : undefined;
 }
 
 /**
  * Creates a personal token; the plain token is returned here once and never stored. Only for an
  * active account (`AccountUnusableError` otherwise, INTERFACE section 4) with fewer than
- * `MAX_PERSONAL_TOKENS` live ones (`InputError` otherwise). It bears the service's mark (`marks`).
+ * `MAX_PERSONAL_TOKENS` live ones and `PERSONAL_TOKENS_PER_DAY` made in the last 24 hours
+ * (`InputError` otherwise). It bears the service's mark (`marks`).
  */
 export async function createPersonalToken(stores: Stores, clock: Clock, marks: TokenMarks, request: PersonalTokenRequest): Promise<{ token: string; record: PersonalToken }> {
   const name = checkPersonalTokenRequest(request);
   const token = (await marks.ready()).generate('personal');
-  // Counted holding the account's row: two racing at the cap cannot both land (the second waits
-  // for the first and counts its token), and a deletion waits for it or is seen.
+  // Counted holding the account's row: two racing at the cap or the day's last place cannot both
+  // land (the second waits for the first and counts its token), and a deletion waits for it or is seen.
   const record = await stores.transaction(async (tx) => {
     await requireActiveAccount(tx, request.userId, 'have a personal token');
     const now = clock.now();
-    if (await tx.personalTokens.countLive(request.userId, now) >= MAX_PERSONAL_TOKENS) throw tooManyTokens();
+    const refusal = await personalTokenCapRefusal(tx, request.userId, now);
+    if (refusal) throw refusal;
     return tx.personalTokens.insert({
       userId: request.userId,
       name,

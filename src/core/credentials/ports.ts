@@ -19,6 +19,11 @@ export interface PersonalTokenStore {
   listForUser(userId: number): Promise<PersonalToken[]>;
   /** How many of the user's tokens are live at `now` (neither revoked nor expired, `hasExpired`'s rule): the count a new one is judged by (`MAX_PERSONAL_TOKENS`). */
   countLive(userId: number, now: Instant): Promise<number>;
+  /**
+   * When the user's tokens made after `since` were made, revoked and expired ones included, newest
+   * first, at most `limit`: what a new one is judged by (`PERSONAL_TOKENS_PER_DAY`).
+   */
+  createdSince(userId: number, since: Instant, limit: number): Promise<Instant[]>;
   findBearer(tokenHash: string): Promise<BearerRecord | undefined>;
   /** Revokes the user's own token; returns whether this call revoked it. */
   revoke(id: number, userId: number, now: Instant): Promise<boolean>;

@@ -10,7 +10,7 @@ import type { Client, ClientDetails, ClientType } from './ports.js';
 import { REGISTERED_SCOPES, type Scope } from './scopes.js';
 import { checkedText, trustClaimCheck } from '../text.js';
 import { percentEncodeNonAscii } from '../urls.js';
-import { type Clock, type Instant, hasExpired } from '../time.js';
+import { type Clock, type Instant, days, formatUtc, hasExpired, retryWait, windowReopensAt } from '../time.js';
 
 /**
  * Active apps one member may register on the developer pages (GitHub's cap on OAuth apps per
@@ -20,6 +20,18 @@ import { type Clock, type Instant, hasExpired } from '../time.js';
  * and the operator's (`svc client create`) answer to the operator: neither is counted or capped.
  */
 export const MAX_APPS_PER_OWNER = 100;
+/**
+ * Apps one member may register on the developer pages in any 24 hours, deactivated ones included:
+ * deactivating frees a place under `MAX_APPS_PER_OWNER`, so without it an owner deactivated and
+ * registered in a loop and added rows without end. No app is deleted (its row keeps its tokens
+ * refused), so this bounds how fast an owner's rows grow, not how many there are; a cap on every
+ * app ever registered would leave an honest developer of many years no way to make room. 20 is
+ * a development, staging and production app for each of six projects in one day, more than any
+ * member sets up. Counted from the stored rows' registration times, so it holds across instances
+ * and restarts.
+ */
+export const APP_REGISTRATIONS_PER_DAY = 20;
+const REGISTRATION_WINDOW_MS = days(1);
 
 /** Ours are 32 hex characters; nothing longer is ever looked up. */
 const CLIENT_ID_MAX_LENGTH = 200;
@@ -613,9 +625,24 @@ function tooManyApps(): InputError {
 }
 
 /**
+ * The refusal (field `apps`) of a new app a member registers: when `ownerId` registered
+ * `APP_REGISTRATIONS_PER_DAY` in the last 24 hours (asked first: deactivating one makes no room in
+ * it), with how long to wait, or holds `MAX_APPS_PER_OWNER` active ones; none when it has room.
+ * Inside a transaction holding the owner's row only.
+ */
+async function appRefusal(tx: Stores, ownerId: number, now: Instant): Promise<InputError | undefined> {
+  const reopensAt = windowReopensAt(await tx.clients.memberRegisteredSince(ownerId, now - REGISTRATION_WINDOW_MS, APP_REGISTRATIONS_PER_DAY), APP_REGISTRATIONS_PER_DAY, REGISTRATION_WINDOW_MS);
+  if (reopensAt !== undefined) {
+    return InputError.worded('apps', `you have registered ${APP_REGISTRATIONS_PER_DAY} applications in the last 24 hours, the most one account can register in a day; try again after ${formatUtc(Math.ceil(reopensAt / 1000) * 1000)}`,
+      { key: 'apps.dailyLimitReached', values: { max: APP_REGISTRATIONS_PER_DAY, ...retryWait(Math.ceil((reopensAt - now) / 1000)) } });
+  }
+  return await tx.clients.countActiveByOwner(ownerId) >= MAX_APPS_PER_OWNER ? tooManyApps() : undefined;
+}
+
+/**
  * A new client and, for a confidential one, its secret: shown once, stored only as a hash. One a
  * member registers (`memberRegistered`) is refused (`InputError`) when its owner has
- * `MAX_APPS_PER_OWNER` active ones.
+ * `MAX_APPS_PER_OWNER` active ones or registered `APP_REGISTRATIONS_PER_DAY` in the last 24 hours.
  */
 export async function registerClient(stores: Stores, clock: Clock, registration: ClientRegistration): Promise<{ client: Client; secret?: string }> {
   // Every field is checked, so the registration form names all that are wrong at once.
@@ -653,10 +680,11 @@ export async function registerClient(stores: Stores, clock: Clock, registration:
   // An app with no owner (one that registered itself) is one insert.
   const client = ownerId === undefined || ownerId === null ? await create(stores) : await stores.transaction(async (tx) => {
     // An app's owner manages it at /settings/developers: an account that is not active gets none.
-    // A member's apps are counted holding its row: two racing at the cap cannot both land (the
-    // second waits for the first and counts its app).
+    // A member's apps are counted holding its row: two racing at the cap or the day's last place
+    // cannot both land (the second waits for the first and counts its app).
     await requireActiveAccount(tx, ownerId, 'own a new app');
-    if (registration.memberRegistered === true && await tx.clients.countActiveByOwner(ownerId) >= MAX_APPS_PER_OWNER) throw tooManyApps();
+    const refusal = registration.memberRegistered === true ? await appRefusal(tx, ownerId, clock.now()) : undefined;
+    if (refusal) throw refusal;
     return create(tx);
   });
   return secret === undefined ? { client } : { client, secret };

@@ -73,6 +73,12 @@ export interface ClientStore {
   listByOwner(ownerId: number): Promise<Client[]>;
   /** How many of the owner's apps are active (deactivated ones not counted): the count a new one is judged by (`MAX_APPS_PER_OWNER`). */
   countActiveByOwner(ownerId: number): Promise<number>;
+  /**
+   * When the apps the owner registered on the developer pages (`memberRegistered`) after `since`
+   * were registered, deactivated ones included, newest first, at most `limit`: what a new one is
+   * judged by (`APP_REGISTRATIONS_PER_DAY`).
+   */
+  memberRegisteredSince(ownerId: number, since: Instant, limit: number): Promise<Instant[]>;
   /** Every client, oldest first (the operator's list; registrations are few). */
   listAll(): Promise<Client[]>;
   /**

@@ -6,7 +6,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { Unreadable } from '../../core/accounts/two-step.js';
 import type { FieldProblem } from '../../core/errors.js';
-import { retryMessage, retryWait, unreadableTotp } from '../pages.js';
+import { retryWait } from '../../core/time.js';
+import { retryMessage, unreadableTotp } from '../pages.js';
 
 /** What a throttled form says (INTERFACE section 4): what went wrong and how long to wait. */
 export type Throttled = 'settings.tooManyPasswords' | 'settings.tooManyAttempts' | 'settings.tooManyAvatars' | 'security.tooManyCodes' | 'recovery.throttled';

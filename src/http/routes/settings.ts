@@ -372,9 +372,9 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     const days = tokenForm.expiresInDays === 'none' ? null
       : /^\d{1,4}$/.test(tokenForm.expiresInDays) ? Number(tokenForm.expiresInDays) : Number.NaN;
     // Every field at fault is named at once (issue 18 item 10); the password is tried only on a
-    // form that could make a token, so a mistyped name, or an account at its tokens' cap, never
-    // costs a password attempt.
-    const full = await personalTokenCapRefusal(stores, clock, user.id);
+    // form that could make a token, so a mistyped name, or an account at its tokens' cap or their
+    // day's limit, never costs a password attempt.
+    const full = await personalTokenCapRefusal(stores, user.id, clock.now());
     try {
       checkAll(
         () => { if (full) throw full; },

@@ -7,10 +7,10 @@ import { documentHost } from '../../core/oauth/client-metadata.js';
 import { EMAIL_SETTINGS_PATH, PROFILE_SETTINGS_PATH } from '../../core/urls.js';
 import type { AuthorizedApplication } from '../../core/oauth/applications.js';
 import { AVATAR_MAX_BYTES } from '../../core/community/avatars.js';
-import { DEFAULT_PERSONAL_TOKEN_DAYS, MAX_PERSONAL_TOKENS, PERSONAL_TOKEN_LIFETIMES, personalTokenStatus } from '../../core/credentials/personal-tokens.js';
+import { DEFAULT_PERSONAL_TOKEN_DAYS, MAX_PERSONAL_TOKENS, PERSONAL_TOKENS_PER_DAY, PERSONAL_TOKEN_LIFETIMES, personalTokenStatus } from '../../core/credentials/personal-tokens.js';
 import type { User } from '../../core/accounts/ports.js';
 import type { PersonalToken } from '../../core/credentials/ports.js';
-import { MAX_APPS_PER_OWNER, homepageAsRead, livePreviousSecret } from '../../core/oauth/clients.js';
+import { APP_REGISTRATIONS_PER_DAY, MAX_APPS_PER_OWNER, homepageAsRead, livePreviousSecret } from '../../core/oauth/clients.js';
 import type { Client } from '../../core/oauth/ports.js';
 import { RESOURCE_SCOPES, SCOPES, type Scope, scopeList } from '../../core/oauth/scopes.js';
 import type { Words } from '../../core/errors.js';
@@ -340,7 +340,7 @@ ${state.created ? html`<div class="notice created" role="status">
 </section>
 <section class="card" aria-labelledby="create-heading">
 <h2 id="create-heading">${t.text('tokens.createHeading')}</h2>
-<p class="hint">${t.text(liveTokens >= MAX_PERSONAL_TOKENS ? 'tokens.limitReached' : 'tokens.limit', { max: MAX_PERSONAL_TOKENS })}</p>
+<p class="hint">${sentences([t.text(liveTokens >= MAX_PERSONAL_TOKENS ? 'tokens.limitReached' : 'tokens.limit', { max: MAX_PERSONAL_TOKENS }), t.text('tokens.dailyLimit', { max: PERSONAL_TOKENS_PER_DAY })])}</p>
 ${errorSummary(state.errors, words)}
 <form method="post" action="/settings/tokens">
   <input type="hidden" name="_csrf" value="${context.csrf}">
@@ -555,7 +555,7 @@ ${appList(deactivated)}
 </section>
 <section class="card" aria-labelledby="register-heading">
 <h2 id="register-heading">${t.text('apps.registerHeading')}</h2>
-<p class="hint">${t.text(active.length >= MAX_APPS_PER_OWNER ? 'apps.limitReached' : 'apps.limit', { max: MAX_APPS_PER_OWNER })}</p>
+<p class="hint">${sentences([t.text(active.length >= MAX_APPS_PER_OWNER ? 'apps.limitReached' : 'apps.limit', { max: MAX_APPS_PER_OWNER }), t.text('apps.dailyLimit', { max: APP_REGISTRATIONS_PER_DAY })])}</p>
 ${errorSummary(errors, words)}
 <form method="post" action="/settings/developers">
   <input type="hidden" name="_csrf" value="${context.csrf}">

@@ -63,6 +63,12 @@ export class KyselyPersonalTokenStore implements PersonalTokenStore {
     return Number(row?.n ?? 0);
   }
 
+  async createdSince(userId: number, since: Instant, limit: number): Promise<Instant[]> {
+    const rows = await this.db.selectFrom('personal_tokens').select('created_at').where('user_id', '=', userId).where('created_at', '>', since)
+      .orderBy('created_at', 'desc').limit(limit).execute();
+    return rows.map((row) => Number(row.created_at));
+  }
+
   async findBearer(tokenHash: string): Promise<BearerRecord | undefined> {
     const row = await this.queries.lookup(this.db, tokenHash, bearerLookup);
     return row && {

@@ -141,6 +141,14 @@ export class KyselyClientStore implements ClientStore {
     return Number(row?.n ?? 0);
   }
 
+  async memberRegisteredSince(ownerId: number, since: Instant, limit: number): Promise<Instant[]> {
+    const rows = await this.db.selectFrom('clients').select('created_at').where('owner_id', '=', ownerId)
+      // 1: PostgreSQL reads it as true.
+      .where('member_registered', '=', 1).where('created_at', '>', since)
+      .orderBy('created_at', 'desc').limit(limit).execute();
+    return rows.map((row) => Number(row.created_at));
+  }
+
   async listAll(): Promise<Client[]> {
     const rows = await this.db.selectFrom('clients').selectAll().orderBy('created_at').orderBy('client_id').execute();
     return rows.map(toClient);
