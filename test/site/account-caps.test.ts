@@ -15,6 +15,7 @@ import { APP_REGISTRATIONS_PER_DAY, MAX_APPS_PER_OWNER, registerClient } from '.
 import type { Client } from '../../src/core/oauth/ports.js';
 import { days } from '../../src/core/time.js';
 import { runJanitor } from '../../src/janitor.js';
+import { person } from '../staff/support.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { SoftwarePasskey, addPasskey } from '../support/passkey.js';
@@ -274,6 +275,55 @@ forEachDatabase('account caps', (database) => {
     const statuses = (await Promise.all([1, 2, 3, 4, 5].map((i) => registerForm(browser, `Racer ${i}`)))).map((r) => r.status).sort();
     assert.deepEqual(statuses, [303, 303, 400, 400, 400]);
     assert.equal(await registeredToday(user), APP_REGISTRATIONS_PER_DAY);
+  });
+
+  // ---- Staff reactivating a member's app -------------------------------------------------------
+
+  const REASON = 'the owner asked for it back';
+  const appStatus = (staff: Awaited<ReturnType<typeof person>>, client: Client, fields: Record<string, string>) =>
+    staff.visitor.post(`/admin/apps/${client.clientId}/status`, fields);
+
+  test(`apps: staff reactivate a member's app only while its owner has fewer than ${MAX_APPS_PER_OWNER} active ones: refused with 409 before a reason is asked, saying so and what makes room; the operator's app is not held to it`, async () => {
+    const moderator = await person(t, 'moderator', { twoStep: true });
+    const owner = await newUser(t);
+    const active = await seedApps(owner, MAX_APPS_PER_OWNER);
+    const [asleep] = await seedApps(owner, 1, { deactivated: true });
+
+    const early = await appStatus(moderator, asleep!, { status: 'active' });
+    assert.equal(early.status, 409);
+    const said = early.text.replace(/&#39;|&#x27;/g, '\'');
+    assert.match(said, new RegExp(`${owner.username} already has ${MAX_APPS_PER_OWNER} active apps, the most one account can register, so .{0,2}Seeded 0.{0,2} cannot be made active again\\. Ask them to deactivate one they no longer use, or deactivate one of theirs here, then reactivate this one\\.`));
+    assert.doesNotMatch(early.text, /name="reason"/, 'no reason asked for a change that cannot be made');
+    const confirmed = await appStatus(moderator, asleep!, { status: 'active', reason: REASON, confirm: 'yes' });
+    assert.equal(confirmed.status, 409);
+    assert.equal((await t.deps.stores.clients.findById(asleep!.clientId))?.status, 'deactivated');
+    assert.deepEqual(await t.deps.stores.staffLog.list({ limit: 5, target: { kind: 'app', id: asleep!.clientId } }), [], 'nothing done, nothing logged');
+
+    assert.equal((await appStatus(moderator, active[0]!, { status: 'deactivated', reason: REASON, confirm: 'yes' })).status, 303);
+    assert.equal((await appStatus(moderator, asleep!, { status: 'active', reason: REASON, confirm: 'yes' })).status, 303, 'room again');
+    assert.equal((await activeApps(owner)).length, MAX_APPS_PER_OWNER);
+
+    // `svc client create --owner`: its registration was not held to the cap, and neither is its reactivation.
+    const { client: operators } = await registerClient(t.deps.stores, t.deps.clock, { name: 'Operator\'s', type: 'public', redirectUris: ['https://operator.example/cb'], ownerId: owner.id });
+    assert.equal((await appStatus(moderator, operators, { status: 'deactivated', reason: REASON, confirm: 'yes' })).status, 303);
+    assert.equal((await appStatus(moderator, operators, { status: 'active', reason: REASON, confirm: 'yes' })).status, 303);
+    assert.equal((await activeApps(owner)).length, MAX_APPS_PER_OWNER + 1);
+  });
+
+  test('apps: staff reactivations and the owner\'s registrations racing for the last place: only one lands', async () => {
+    // A staff member each: one's changes wait for each other on their role's row (`holdsRole`).
+    const moderators = await Promise.all([1, 2, 3, 4, 5].map(() => person(t, 'moderator', { twoStep: true })));
+    const { user: owner, browser } = await signedIn();
+    await seedApps(owner, MAX_APPS_PER_OWNER - 1);
+    const asleep = await seedApps(owner, moderators.length, { deactivated: true });
+    const statuses = (await Promise.all([
+      ...asleep.map((client, i) => appStatus(moderators[i]!, client, { status: 'active', reason: REASON, confirm: 'yes' })),
+      registerForm(browser, 'Racer 1'), registerForm(browser, 'Racer 2'),
+    ])).map((r) => r.status);
+    assert.equal(statuses.filter((status) => status === 303).length, 1, statuses.join(' '));
+    assert.ok(statuses.slice(0, asleep.length).every((status) => status === 303 || status === 409), 'staff are told the owner has no room');
+    assert.ok(statuses.slice(asleep.length).every((status) => status === 303 || status === 400), 'the owner is told on the form');
+    assert.equal((await activeApps(owner)).length, MAX_APPS_PER_OWNER);
   });
 
   // ---- The day is a rolling 24 hours -----------------------------------------------------------

@@ -724,6 +724,38 @@ export async function deactivateClient(stores: Stores, clock: Clock, clientId: s
   });
 }
 
+/**
+ * Whether making `client` active again would take its owner past `MAX_APPS_PER_OWNER`: it is
+ * deactivated, a member registered it (the cap its registration was held to), and the owner has
+ * that many active. Decides only inside `reactivateClient`; read before it, it lets a form say so
+ * before it asks for anything more.
+ */
+export async function reactivationOverCap(stores: Stores, client: Client): Promise<boolean> {
+  return client.status === 'deactivated' && client.ownerId !== null && client.memberRegistered
+    && await stores.clients.countActiveByOwner(client.ownerId) >= MAX_APPS_PER_OWNER;
+}
+
+/**
+ * Makes a client active again; nothing that ended comes back. Refused (`owner_full`, nothing
+ * written) when that would take its owner past `MAX_APPS_PER_OWNER` (`reactivationOverCap`),
+ * counted holding the owner's row as a registration does, so a reactivation and a registration (or
+ * another reactivation) racing for the last place cannot both land. `undefined` when there is no
+ * such client.
+ */
+export async function reactivateClient(stores: Stores, clock: Clock, clientId: string): Promise<Client | 'owner_full' | undefined> {
+  return stores.transaction(async (tx) => {
+    const ownerId = (await tx.clients.findById(clientId))?.ownerId;
+    // Held whatever the owner's status (staff may reactivate a suspended member's app); a deleted
+    // owner's row is not, and nothing registers for a deleted account to race with.
+    if (ownerId !== undefined && ownerId !== null) await tx.users.holdUnlessDeleted(ownerId);
+    // Read once held: a reactivation of the same app that went first has made it active.
+    const client = await tx.clients.findById(clientId);
+    if (!client) return undefined;
+    if (await reactivationOverCap(tx, client)) return 'owner_full';
+    return tx.clients.setStatus(clientId, 'active', clock.now());
+  });
+}
+
 /** The client when `ownerId` owns it; `undefined` otherwise, so another owner's app looks absent. */
 export async function findOwnedClient(stores: Stores, ownerId: number, clientId: string): Promise<Client | undefined> {
   const client = await findClient(stores, clientId);

@@ -12,7 +12,7 @@ import { requiresSecondStep } from '../accounts/two-step.js';
 import { type PersonalTokenRequest, createPersonalToken } from '../credentials/personal-tokens.js';
 import type { TokenMarks } from '../credentials/token-marks.js';
 import type { PersonalToken } from '../credentials/ports.js';
-import { deactivateClient, rotateClientSecret } from '../oauth/clients.js';
+import { deactivateClient, reactivateClient, rotateClientSecret } from '../oauth/clients.js';
 import type { ClientStatus, ReviewedClient, VerifiedMark } from '../oauth/ports.js';
 import { type RotateOptions, type Rotation, checkKeysSealedAlike, generateRotation, storeRotation } from '../oidc/keys.js';
 import { endOtherSignInSessions } from '../oidc/logout/events.js';
@@ -153,22 +153,31 @@ export function reviewedFrom(text: string | undefined): ReviewedClient | undefin
 /** What marking an app verified may answer: `changed`, it is no longer as staff reviewed it. */
 export type VerifyOutcome = AppChangeOutcome<boolean> | { ok: false; refusal: 'changed' };
 
+/** What changing an app's status may answer: `owner_full`, its owner has `MAX_APPS_PER_OWNER` active apps already. */
+export type AppStatusOutcome = AppChangeOutcome<ClientStatus> | { ok: false; refusal: 'owner_full' };
+
 /**
  * Deactivates an app (every grant of it ends, so every token: the same core as its owner's
  * button and `svc client deactivate`) or makes it active again (nothing that ended comes back).
+ * An app a member registered is made active again only while its owner has fewer than
+ * `MAX_APPS_PER_OWNER` active ones, counted in the change's transaction (`reactivateClient`):
+ * staff are not the way past the cap its owner is held to; refused, nothing is logged.
  */
-export async function changeAppStatus(deps: ConsoleDeps, actor: StaffActor, clientId: string, status: ClientStatus, reason: string): Promise<AppChangeOutcome<ClientStatus>> {
+export async function changeAppStatus(deps: ConsoleDeps, actor: StaffActor, clientId: string, status: ClientStatus, reason: string): Promise<AppStatusOutcome> {
+  let ownerFull = false;
   const done = await makeStaffChange(deps, {
     actor, action: 'app.status', reason, target: { kind: 'app', id: clientId, name: '' },
     change: async (tx) => {
       const before = await tx.clients.findById(clientId);
       if (!before) return undefined;
-      const after = status === 'deactivated' ? await deactivateClient(tx, deps.clock, clientId) : await tx.clients.setStatus(clientId, 'active', deps.clock.now());
-      if (!after) return undefined;
+      const after = status === 'deactivated' ? await deactivateClient(tx, deps.clock, clientId) : await reactivateClient(tx, deps.clock, clientId);
+      ownerFull = after === 'owner_full';
+      if (!after || after === 'owner_full') return undefined;
       return { result: after.status, detail: { from: before.status, status: after.status }, targetName: before.name };
     },
   });
-  return done ? { ok: true, value: done.result } : { ok: false, refusal: 'not_found' };
+  if (done) return { ok: true, value: done.result };
+  return { ok: false, refusal: ownerFull ? 'owner_full' : 'not_found' };
 }
 
 /**

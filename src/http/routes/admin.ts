@@ -17,7 +17,7 @@ import { secondFactorsOf } from '../../core/accounts/two-step.js';
 import { InputError, OAuthError } from '../../core/errors.js';
 import { LOCALES, type Translator } from '../../core/locales.js';
 import { listAuthorizedApplications } from '../../core/oauth/applications.js';
-import { findClient } from '../../core/oauth/clients.js';
+import { MAX_APPS_PER_OWNER, findClient, reactivationOverCap } from '../../core/oauth/clients.js';
 import type { Client, VerifiedMark } from '../../core/oauth/ports.js';
 import {
   changeAppStatus, changeMemberRole, changeMemberStatus, consoleAccess, endMemberSessions, resetMemberTwoStep, reviewedFrom, rotateKeysAsStaff,
@@ -301,6 +301,8 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       notice: string;
       /** What is wrong with the form itself: refused once its sender is known to be staff, before any confirmation is asked for. */
       problem?: OAuthError | undefined;
+      /** Whether the change would take the app's owner past their apps' cap, read before the confirmation asks for a reason (the core decides). */
+      overCap?: (client: Client) => Promise<boolean>;
     },
   ) {
     const { clientId } = request.params;
@@ -311,12 +313,25 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     const client = await findClient(stores, clientId);
     if (!client) throw noSuchPage();
     if (options.problem) throw options.problem;
+    if (await options.overCap?.(client)) return ownerFull(request, reply, client, back);
     const reason = await confirmedReason(request, reply, 'apps', (t) => ({ ...options.confirmation(t, isolated(client.name)), action: request.url, fields: options.fields, cancel: back }));
     if (reason === undefined) return reply;
     const outcome = await options.act(actor, reason);
     if (!outcome.ok && outcome.refusal === 'changed') return reply.redirect(`${back}?notice=app-changed`, 303);
+    if (!outcome.ok && outcome.refusal === 'owner_full') return ownerFull(request, reply, client, back);
     if (!outcome.ok) throw noSuchPage();
     return reply.redirect(`${back}?notice=${options.notice}`, 303);
+  }
+
+  /**
+   * A reactivation refused because the app's owner has `MAX_APPS_PER_OWNER` active apps: 409, the
+   * app's state and not staff's role is in the way, with what would make room.
+   */
+  async function ownerFull(request: FastifyRequest, reply: FastifyReply, client: Client, back: string) {
+    const context = await pageContext(request, reply);
+    const owner = await ownerOf(client);
+    const message = context.t.text('admin.ownerAppsFull', { owner: owner?.username ?? '', max: MAX_APPS_PER_OWNER, app: isolated(client.name) });
+    return sendPage(reply, refusedPage(context, staffOf(request), 'apps', message, back), 409);
   }
 
   app.post('/admin/apps/:clientId/status', { ...formOn(APP_PAGE), schema: { ...appParams, ...form({ status: TYPED_FIELD }) } },
@@ -330,6 +345,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
           button: t.text('admin.appStatusButton', { status }),
         }),
         act: (actor, reason) => changeAppStatus(deps, actor, request.params.clientId, status, reason),
+        ...(status === 'active' ? { overCap: (client: Client) => reactivationOverCap(stores, client) } : {}),
       });
     });
 
