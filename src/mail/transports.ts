@@ -130,12 +130,31 @@ export class SmtpTransport implements MailTransport {
     };
     const mail = new smtp.MailComposer(mailOptions(this.from, message)).compile();
     const data = mail.createReadStream();
-    // The client pipes the message into the stream that ends it with "." (RFC 5321 section
-    // 4.1.1.4) once the server has answered DATA; the message has ended there when all of it has
-    // been read, and its "." goes out behind it with nothing more from the server.
-    let dataEnded = false;
-    data.once('end', () => { dataEnded = true; });
     const connection = new smtp.SMTPConnection(options);
+    // The data has ended when its final "." (RFC 5321 section 4.1.1.4) has left for the server,
+    // handed to the operating system on a connection still open: not when the message has been
+    // read, which a relay gone right after its 354 never stops (its reset or close is noticed
+    // later), nor when the "." was only queued on a socket the relay stopped reading. Once the
+    // server has answered DATA, the client pipes the message into the stream that ends it with
+    // the ".", and that stream into the socket; when it has ended, the "." has been written to
+    // the socket, and an empty write behind it is called back, in order, once the "." has gone,
+    // or with an error if the socket closed or broke first. The message starts only once the event
+    // loop has read the socket again after the 354 (two turns: Node reads a close arriving with a
+    // reply at the next turn's poll): a close the relay sent with its 354 would otherwise be read
+    // after a short message, "." and all, had been handed to the operating system, and the mail
+    // kept as maybe sent when the relay had gone before reading it.
+    let dataEnded = false;
+    const pipe = data.pipe.bind(data);
+    data.pipe = <T extends NodeJS.WritableStream>(destination: T, pipeOptions?: { end?: boolean }): T => {
+      setImmediate(() => setImmediate(() => pipe(destination, pipeOptions)));
+      destination.once('end', () => {
+        // nodemailer 7's socket, the TLS one after STARTTLS; no public name gives it.
+        const socket = (connection as unknown as { _socket?: NodeJS.WritableStream & { destroyed?: boolean } })._socket;
+        if (socket === undefined || socket.destroyed === true) return;
+        socket.write(Buffer.alloc(0), (error?: Error | null) => { if (!error) dataEnded = true; });
+      });
+      return destination;
+    };
     return new Promise<MailOutcome>((resolve) => {
       let done = false;
       const finish = (error: unknown) => {

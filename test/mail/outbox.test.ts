@@ -45,8 +45,12 @@ interface Script {
   rcpt?: string | null;
   /** `false`: it takes the connection and never says a word. */
   greets?: boolean;
-  /** Its reply to DATA: `354` at once, or trickled a byte at a time, never whole, so the message never goes. */
-  data?: 'answers' | 'trickles';
+  /**
+   * Its reply to DATA: `354` at once; or trickled a byte at a time, never whole, so the message
+   * never goes; or `354` and then the connection `closes` (a FIN) or `resets` (destroyed) at once,
+   * none of the message read, as a relay that crashed or was restarted right after it.
+   */
+  data?: 'answers' | 'trickles' | 'closes' | 'resets';
   /**
    * What it does at the message's end, its final "." received: answers `250`; stays `silent`;
    * `drops` the connection; or `trickles` a reply a byte at a time, never whole, so the client's
@@ -97,6 +101,8 @@ async function scriptedSmtp({ rcpt = '250 ok', greets = true, data = 'answers', 
         if (command.startsWith('RCPT')) { if (rcpt !== null) socket.write(`${rcpt}\r\n`); }
         else if (command.startsWith('DATA')) {
           if (data === 'trickles') trickle();
+          else if (data === 'closes') return void socket.end('354 go on\r\n');
+          else if (data === 'resets') { socket.write('354 go on\r\n'); return void socket.destroy(); }
           else { socket.write('354 go on\r\n'); inData = true; }
         } else if (command.startsWith('QUIT')) socket.end('221 bye\r\n');
         else socket.write('250 ok\r\n');
@@ -419,8 +425,8 @@ forEachDatabase('mail outbox', (database) => {
     }
   });
 
-  test('a mail whose message never reached its end (the relay silent at RCPT, or trickling its answer to DATA past the deadline) failed, and is tried again', async () => {
-    for (const script of [{ rcpt: null }, { data: 'trickles' }] as const) {
+  test('a mail whose message never reached its end (the relay silent at RCPT, trickling its answer to DATA past the deadline, or gone right after its 354 with none of the message read) failed, and is tried again', async () => {
+    for (const script of [{ rcpt: null }, { data: 'trickles' }, { data: 'closes' }, { data: 'resets' }] as const) {
       const server = await scriptedSmtp(script);
       try {
         await drain();
