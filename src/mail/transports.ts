@@ -87,8 +87,12 @@ const NO_REPLY = new Set(['ETIMEDOUT', 'ECONNECTION', 'ESOCKET']);
 function failure(error: unknown, dataEnded: boolean): Exclude<MailOutcome, { sent: true }> {
   if (!(error instanceof Error)) return { sent: false, error: String(error), reply: null };
   const { code, command, response } = error as { code?: unknown; command?: unknown; response?: unknown };
-  if (typeof response !== 'string') {
-    const said = typeof code === 'string' ? `${code}: ${error.message}` : error.message;
+  // A connection closed in the middle of a line: nodemailer gives the line's start as the server's
+  // response, but a reply ends with its CRLF (RFC 5321 section 4.2), and "25" is none. One that
+  // starts with a 4yz or 5yz code is taken as the refusal it began to say.
+  const broken = code === 'ECONNECTION' && command === 'CONN' && typeof response === 'string' && !/^[45]\d{2}(?!\d)/.test(response);
+  if (typeof response !== 'string' || broken) {
+    const said = broken ? `${code}: connection closed in the middle of a reply` : typeof code === 'string' ? `${code}: ${error.message}` : error.message;
     if (dataEnded && typeof code === 'string' && NO_REPLY.has(code)) return { sent: 'unanswered', error: `${said}, after the end of the data` };
     return { sent: false, error: said, reply: null };
   }

@@ -53,10 +53,10 @@ interface Script {
   data?: 'answers' | 'trickles' | 'closes' | 'resets';
   /**
    * What it does at the message's end, its final "." received: answers `250`; stays `silent`;
-   * `drops` the connection; or `trickles` a reply a byte at a time, never whole, so the client's
-   * wait for silence never runs out.
+   * `drops` the connection; `breaks` off a reply, the connection dropped in its first line; or
+   * `trickles` a reply a byte at a time, never whole, so the client's wait for silence never runs out.
    */
-  end?: 'answers' | 'silent' | 'drops' | 'trickles';
+  end?: 'answers' | 'silent' | 'drops' | 'breaks' | 'trickles';
 }
 
 /** A byte every this long: far under a wait for silence of 500 ms. */
@@ -91,6 +91,7 @@ async function scriptedSmtp({ rcpt = '250 ok', greets = true, data = 'answers', 
           received += 1;
           if (end === 'answers') socket.write('250 ok\r\n');
           else if (end === 'drops') socket.destroy();
+          else if (end === 'breaks') { socket.write('25'); socket.destroy(); }
           else if (end === 'trickles') trickle();
           continue;
         }
@@ -396,8 +397,8 @@ forEachDatabase('mail outbox', (database) => {
     return () => sendDueMail({ stores: t.deps.stores, clock: t.clock, metrics: t.deps.metrics }, transport, { info: () => {}, warn: (d, m) => logLines.push(`${m} ${JSON.stringify(d)}`), error: () => {} }, relay);
   };
 
-  test('a mail whose whole message the relay took and never answered (silent, the connection dropped, or a reply trickled past the deadline) may have arrived: kept as maybe sent in one write, its body forgotten, never sent again by any instance, and logged without its address', async () => {
-    for (const end of ['silent', 'drops', 'trickles'] as const) {
+  test('a mail whose whole message the relay took and never answered (silent, the connection dropped, before or in the middle of a reply, or a reply trickled past the deadline) may have arrived: kept as maybe sent in one write, its body forgotten, never sent again by any instance, and logged without its address', async () => {
+    for (const end of ['silent', 'drops', 'breaks', 'trickles'] as const) {
       const server = await scriptedSmtp({ end });
       try {
         await drain();
