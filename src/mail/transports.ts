@@ -3,6 +3,7 @@
  * files on a developer's machine, which any mail program opens. Neither throws; an error says
  * what went wrong without the message, which may hold a single-use link.
  */
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import type nodemailer from 'nodemailer';
 import type MailComposer from 'nodemailer/lib/mail-composer/index.js';
@@ -153,7 +154,7 @@ export class SmtpTransport implements MailTransport {
       setImmediate(() => setImmediate(() => pipe(destination, pipeOptions)));
       destination.once('end', () => {
         // nodemailer 7's socket, the TLS one after STARTTLS; no public name gives it.
-        const socket = (connection as unknown as { _socket?: NodeJS.WritableStream & { destroyed?: boolean } })._socket;
+        const socket = (connection as unknown as { _socket?: Socket })._socket;
         if (socket === undefined || socket.destroyed === true) return;
         socket.write(Buffer.alloc(0), (error?: Error | null) => { if (!error) dataEnded = true; });
       });
@@ -165,7 +166,12 @@ export class SmtpTransport implements MailTransport {
         if (done) return;
         done = true;
         clearTimeout(deadline);
+        // nodemailer ends its side of the connection and waits for the server to end its own: a
+        // relay that never did (silent, or trickling on) kept the socket open for good, one more
+        // at every attempt. Nothing more is to be said to it, so the socket is closed outright.
+        const socket = (connection as unknown as { _socket?: Socket })._socket;
         connection.close();
+        socket?.destroy();
         resolve(error === null ? { sent: true } : failure(error, dataEnded));
       };
       const deadline = setTimeout(() => finish(Object.assign(new Error(`the attempt took ${this.attemptMs} ms`), { code: 'ETIMEDOUT' })), this.attemptMs);

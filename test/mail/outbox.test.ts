@@ -57,6 +57,8 @@ interface Script {
    * `trickles` a reply a byte at a time, never whole, so the client's wait for silence never runs out.
    */
   end?: 'answers' | 'silent' | 'drops' | 'breaks' | 'trickles';
+  /** `true`: it keeps its end of a connection open after the client closed its own, as a broken or hostile relay may. */
+  holds?: boolean;
 }
 
 /** A byte every this long: far under a wait for silence of 500 ms. */
@@ -66,10 +68,10 @@ const TRICKLE_MS = 100;
  * An SMTP server of the test's own making, for what `smtp-server` never does (`Script`), as a
  * broken, slow or hostile relay may; `received` counts the messages it got whole.
  */
-async function scriptedSmtp({ rcpt = '250 ok', greets = true, data = 'answers', end = 'answers' }: Script): Promise<{ port: number; received: () => number; close: () => Promise<void> }> {
+async function scriptedSmtp({ rcpt = '250 ok', greets = true, data = 'answers', end = 'answers', holds = false }: Script): Promise<{ port: number; received: () => number; open: () => number; close: () => Promise<void> }> {
   const sockets = new Set<Socket>();
   let received = 0;
-  const server = createServer((socket) => {
+  const server = createServer({ allowHalfOpen: holds }, (socket) => {
     sockets.add(socket);
     const timers: NodeJS.Timeout[] = [];
     const trickle = () => timers.push(setInterval(() => socket.write('2'), TRICKLE_MS));
@@ -114,6 +116,7 @@ async function scriptedSmtp({ rcpt = '250 ok', greets = true, data = 'answers', 
   return {
     port: (server.address() as AddressInfo).port,
     received: () => received,
+    open: () => sockets.size,
     close: () => new Promise<void>((resolve) => { for (const socket of sockets) socket.destroy(); server.close(() => resolve()); }),
   };
 }
@@ -532,6 +535,21 @@ test('an attempt ends by its deadline, whatever the relay trickles, before the o
       assert.ok(took >= 1500 && took < 3000, `${JSON.stringify(script)}: ended at the deadline, after ${took} ms`);
       // Before the data's end nothing was delivered (RFC 5321 3.8); after it, it may have been.
       assert.equal(outcome.sent, script.end === undefined ? false : 'unanswered', JSON.stringify(script));
+    } finally {
+      await server.close();
+    }
+  }
+});
+
+test('an attempt leaves no connection open behind it, even to a relay that keeps its end open and trickles on, so a broken relay cannot use up the site\'s sockets one attempt at a time', { timeout: 20_000 }, async () => {
+  for (const script of [{ end: 'trickles', holds: true }, { data: 'trickles', holds: true }] as const) {
+    const server = await scriptedSmtp(script);
+    try {
+      await Promise.all([1, 2, 3].map(() => new SmtpTransport(`smtp://127.0.0.1:${server.port}`, 'no-reply@example.test', 500, 1500).send(1, mail())));
+      // The relay writes on, so it learns when the site's end of a connection is gone.
+      const ended = Date.now();
+      while (server.open() > 0 && Date.now() - ended < 3000) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(server.open(), 0, `${JSON.stringify(script)}: connections still open 3 s after their attempts ended`);
     } finally {
       await server.close();
     }
