@@ -8,6 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import type { Settings } from './config/settings.js';
 import { createAccount } from './core/accounts/accounts.js';
+import { verifyPassword } from './core/accounts/passwords.js';
 import { registerClient } from './core/oauth/clients.js';
 import type { Client } from './core/oauth/ports.js';
 import type { UserStatus } from './core/accounts/ports.js';
@@ -323,12 +324,18 @@ const passwordHashDigest = (passwordHash: string): string => createHash('sha256'
 /**
  * The demo account as the banner shows it: its status (`undefined` once it is gone), and whether
  * the kept password still signs it in (`svc user set-password`, a reset or a change on the site
- * set another: attack70 7). Known only for credentials kept with their hash's digest.
+ * set another: attack70 7). Known only for credentials kept with their hash's digest. A hash other
+ * than the kept one's may be the same password's, hashed again with today's parameters at a
+ * sign-in (`rehashIfOutdated`): the kept password is tried against it then, and only then (a
+ * demo seeded before decision 66 was otherwise told at every start after its first sign-in that
+ * its password was set again).
  */
 export async function demoAccount(stores: Stores, credentials: DemoCredentials): Promise<{ status: UserStatus | undefined; passwordKept: boolean }> {
   const found = await stores.users.findCredentials(credentials.username);
   const kept = credentials.passwordHashDigest;
-  return { status: found?.user.status, passwordKept: found === undefined || kept === undefined || passwordHashDigest(found.passwordHash) === kept };
+  const passwordKept = found === undefined || kept === undefined || passwordHashDigest(found.passwordHash) === kept
+    || await verifyPassword(found.passwordHash, credentials.password);
+  return { status: found?.user.status, passwordKept };
 }
 
 function readDemoCredentials(settings: Settings): DemoCredentials | undefined {

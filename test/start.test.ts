@@ -1,14 +1,17 @@
 /** `npm start` as a newcomer runs it: a new embedded database, the demo, the banner, SIGTERM. */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
+import { hash } from '@node-rs/argon2';
 import { sql } from 'kysely';
 import { hashSecret } from '../src/core/credentials/formats.js';
 import { openDatabase } from '../src/storage/database.js';
 import { serviceNodeFlags } from '../scripts/service-node-flags.mjs';
+import { CookieJar, signIn } from './support/browser-flow.js';
 import { svc } from './support/cli.js';
 import { forEachDatabase, temporarySqlitePath } from './support/databases.js';
 import { answers, compiled, descendants, isAlive, run, type Running, SERVICE_ENTRY } from './support/processes.js';
@@ -218,6 +221,38 @@ test('a demo password set again since the seed is not offered as the kept one: t
     assert.doesNotMatch(banner, /demo \/ password \(in/);
   } finally {
     await stop(service);
+  }
+});
+
+test('a demo seeded with earlier argon2id parameters is still offered with its kept password after a sign-in replaced its hash with one of today\'s', async () => {
+  const { path, env } = await seededByAFirstStart();
+  // As a seed before decision 66 left it: the kept password hashed with 19 MiB and two passes,
+  // and the digest of that hash in the kept file.
+  const file = join(dirname(path), 'demo-credentials.json');
+  const kept = JSON.parse(readFileSync(file, 'utf8')) as { password: string; passwordHashDigest: string };
+  const earlier = await hash(kept.password, { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 });
+  const db = openDatabase({ kind: 'sqlite', path });
+  try {
+    await db.db.updateTable('users').set({ password_hash: earlier }).where('username', '=', 'demo').execute();
+  } finally {
+    await db.close();
+  }
+  writeFileSync(file, JSON.stringify({ ...kept, passwordHashDigest: createHash('sha256').update(earlier).digest('hex') }), { mode: 0o600 });
+  const port = await freePort();
+  const first = startService({ ...env, PORT: String(port) });
+  try {
+    assert.match(await first.banner, /Demo sign-in: +demo \/ password \(in/);
+    await signIn(new CookieJar(), `http://localhost:${port}`, 'demo', kept.password);
+  } finally {
+    await stop(first);
+  }
+  const second = startService({ ...env, PORT: String(port) });
+  try {
+    const banner = await second.banner;
+    assert.match(banner, /Demo sign-in: +demo \/ password \(in .*demo-credentials\.json\)/, 'the kept password still signs in');
+    assert.doesNotMatch(banner, /set again/);
+  } finally {
+    await stop(second);
   }
 });
 
