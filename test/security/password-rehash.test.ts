@@ -21,7 +21,7 @@ test('a hash made today is current; one made with other parameters, or another a
 
 forEachDatabase('passwords hashed with earlier parameters', (database) => {
   let t: TestApp;
-  before(async () => { t = await startTestApp(database); });
+  before(async () => { t = await startTestApp(database, { env: { TRUST_PROXY: '127.0.0.1' } }); });
   after(() => t.close());
 
   async function userWithEarlierHash(): Promise<{ username: string; id: number; earlier: string }> {
@@ -55,5 +55,70 @@ forEachDatabase('passwords hashed with earlier parameters', (database) => {
     await t.deps.stores.users.setStatus(user.id, 'suspended', t.deps.clock.now());
     assert.notEqual((await new Browser(t).signIn(user.username)).status, 303);
     assert.equal(await stored(user.username), user.earlier);
+  });
+
+  test('ten right sign-ins at once of an account with an earlier hash all sign in, and one of them replaces the hash', async () => {
+    const user = await userWithEarlierHash();
+    const users = t.deps.stores.users;
+    const rehash = users.rehashPassword;
+    let replaced = 0;
+    users.rehashPassword = async (...args) => {
+      const wrote = await rehash.apply(users, args);
+      if (wrote) replaced += 1;
+      return wrote;
+    };
+    try {
+      // Each from an address of its own, so no address's share of the queue in front of argon2 refuses one.
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => new Browser(t, { 'x-forwarded-for': `10.77.0.${i + 1}` }).signIn(user.username)));
+      assert.deepEqual(answers.map((answer) => answer.status), Array(10).fill(303));
+    } finally {
+      users.rehashPassword = rehash;
+    }
+    assert.equal(replaced, 1);
+    const now = await stored(user.username);
+    assert.equal(hashIsCurrent(now), true);
+    assert.equal(await verify(now, PASSWORD), true);
+  });
+
+  // The hash is read before the password's turn in front of argon2, and its replacement waits for
+  // a second turn: on another instance, or behind a long queue, a password change can commit
+  // meanwhile and end every other session, and the session the old password starts after it
+  // would be its only survivor.
+  test('a sign-in whose password is changed while its earlier hash is being replaced starts no session: the old password is wrong from the change on', async () => {
+    const user = await userWithEarlierHash();
+    const owner = new Browser(t);
+    assert.equal((await owner.signIn(user.username)).status, 303);
+    await t.deps.stores.users.setPasswordHash(user.id, user.earlier, t.deps.clock.now());
+    const users = t.deps.stores.users;
+    const rehash = users.rehashPassword;
+    let reached!: () => void;
+    const waiting = new Promise<void>((resolve) => { reached = resolve; });
+    let changed!: () => void;
+    const change = new Promise<void>((resolve) => { changed = resolve; });
+    users.rehashPassword = async (...args) => {
+      reached();
+      await change;
+      return rehash.apply(users, args);
+    };
+    const other = new Browser(t);
+    let answer: Response;
+    try {
+      const signingIn = other.signIn(user.username);
+      await waiting;
+      const changing = await owner.postForm('/settings/security', {
+        _csrf: owner.cookies.get('svc_csrf')!, action: 'change-password', current_password: PASSWORD, new_password: 'a brand new passphrase',
+      });
+      assert.equal(changing.status, 303);
+      changed();
+      answer = await signingIn;
+    } finally {
+      changed();
+      users.rehashPassword = rehash;
+    }
+    assert.equal(answer.status, 401);
+    assert.equal((await other.fetch('/settings/security')).status === 200, false, 'no session');
+    assert.equal(await verify(await stored(user.username), 'a brand new passphrase'), true, 'the new password stays');
+    assert.equal((await new Browser(t).signIn(user.username)).status, 401, 'the old password is wrong');
+    assert.equal((await new Browser(t).signIn(user.username, 'a brand new passphrase')).status, 303);
   });
 });

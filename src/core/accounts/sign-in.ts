@@ -177,7 +177,10 @@ async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username
   if (wrongFor) await deps.securityLog.record({ userId: wrongFor.id, kind: 'sign_in.failed', origin: { address: attempt.address, userAgent: attempt.userAgent, requestId: attempt.requestId }, detail: { reason: 'wrong password' } });
   if (result === undefined) return { ok: false, reason: 'invalid_credentials', userId: named };
   if (result.status !== 'active') return { ok: false, reason: 'account_unusable', userId: named, unusable: { ...result, status: result.status } };
-  if (rightHash !== undefined) await rehashIfOutdated(deps, result.id, rightHash, attempt.password, askedBy);
+  if (rightHash !== undefined) {
+    const rehashed = await rehashIfOutdated(deps, result.id, rightHash, attempt.password, askedBy);
+    if (!(await stillSignsIn(deps, account, [rightHash, rehashed], attempt.password, askedBy))) return { ok: false, reason: 'invalid_credentials', userId: named };
+  }
   return { ok: true, user: result, deviceCookie: await deps.deviceCookies.afterSignIn(attempt.deviceCookie, account) };
 }
 
@@ -185,18 +188,33 @@ async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username
  * A right password whose stored hash was made with other parameters than today's is hashed again
  * with them (`hashIsCurrent`), so a change of parameters reaches each account at its next
  * sign-in, as only then is the password known. A full queue in front of argon2 leaves it for a
- * later sign-in: this one has succeeded.
+ * later sign-in: this one has succeeded. Returns the hash written, if this sign-in's was.
  */
-async function rehashIfOutdated(deps: SignInDeps, userId: number, stored: string, password: string, askedBy: HashAsker): Promise<void> {
-  if (hashIsCurrent(stored)) return;
+async function rehashIfOutdated(deps: SignInDeps, userId: number, stored: string, password: string, askedBy: HashAsker): Promise<string | undefined> {
+  if (hashIsCurrent(stored)) return undefined;
   let rehashed: string;
   try {
     rehashed = await hashPassword(password, askedBy);
   } catch (error) {
-    if (error instanceof PasswordsBusyError) return;
+    if (error instanceof PasswordsBusyError) return undefined;
     throw error;
   }
-  await deps.stores.users.rehashPassword(userId, stored, rehashed);
+  return await deps.stores.users.rehashPassword(userId, stored, rehashed) ? rehashed : undefined;
+}
+
+/**
+ * Whether the password a sign-in found right still is, read again once it was checked (and its
+ * hash replaced): the hash was read before the password's turn in front of argon2, and a rehash
+ * waits for a second turn, so a password change or reset could commit in between, end every
+ * other session, and be followed by a session the old password started (on another instance,
+ * whose queue is its own, or behind a long one here). A hash that is neither the one checked nor
+ * the one this sign-in wrote is checked again: another sign-in's rehash of the same password
+ * still signs in, a new password does not.
+ */
+async function stillSignsIn(deps: SignInDeps, account: string, known: Array<string | undefined>, password: string, askedBy: HashAsker): Promise<boolean> {
+  const found = await deps.stores.users.findCredentials(account);
+  if (found === undefined) return false;
+  return known.includes(found.passwordHash) || verifyPassword(found.passwordHash, password, askedBy);
 }
 
 /**
