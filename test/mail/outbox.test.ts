@@ -367,12 +367,17 @@ forEachDatabase('mail outbox', (database) => {
     await assert.rejects(row(unsent.to), 'its body, a link perhaps, is gone');
   });
 
-  test('supersede gives up, once, the mails of a kind to an account still waiting after a failed attempt, and says which (address, when queued); one not tried yet is left', async () => {
-    const store = t.deps.stores.mailOutbox;
+  /** A new account with an address of its own, and a kind of mail no other test sends. */
+  async function memberWithAddress() {
     const user = await createAccount(t.deps.stores, t.clock, { username: `u${randomBytes(5).toString('hex')}`, password: 'correct horse battery' });
     const to = `m${randomBytes(4).toString('hex')}@example.test`;
     await t.deps.stores.memberEmails.set(user.id, to, 'en', t.clock.now());
-    const kind = `k${randomBytes(4).toString('hex')}`;
+    return { user, to, kind: `k${randomBytes(4).toString('hex')}` };
+  }
+
+  test('supersede gives up, once, the mails of a kind to an account still waiting after a failed attempt, and says which (address, when queued); one not tried yet is left', async () => {
+    const store = t.deps.stores.mailOutbox;
+    const { user, to, kind } = await memberWithAddress();
     const failedAt = t.clock.now();
     assert.ok(await store.enqueue(mail({ to, userId: user.id, kind }), failedAt));
     // Claimed and failed (tried again later), as the sender does.
@@ -451,10 +456,7 @@ forEachDatabase('mail outbox', (database) => {
 
   test('a mail the relay holds unanswered is not superseded while it is tried, nor after: a newer mail of its kind goes out beside it, and it keeps its place (its count is not given back)', async () => {
     const store = t.deps.stores.mailOutbox;
-    const user = await createAccount(t.deps.stores, t.clock, { username: `u${randomBytes(5).toString('hex')}`, password: 'correct horse battery' });
-    const to = `m${randomBytes(4).toString('hex')}@example.test`;
-    await t.deps.stores.memberEmails.set(user.id, to, 'en', t.clock.now());
-    const kind = `k${randomBytes(4).toString('hex')}`;
+    const { user, to, kind } = await memberWithAddress();
     const server = await scriptedSmtp({ end: 'silent' });
     try {
       await drain();

@@ -47,8 +47,13 @@ forEachDatabase('the limits of verification mails', (database) => {
    * outbox gives up at once for the site's own reasons (its message or its relay, not the address).
    * The address is accepted again after.
    */
-  async function saveWhileRefused(visitor: AddressedVisitor, email: string, saves: number, refusal: Parameters<typeof t.smtp.refuse> = [email, 554, 'Transaction failed', 'data']): Promise<void> {
-    t.smtp.refuse(...refusal);
+  function saveWhileRefused(visitor: AddressedVisitor, email: string, saves: number, refusal: Parameters<typeof t.smtp.refuse> = [email, 554, 'Transaction failed', 'data']): Promise<void> {
+    return saveWhileRelay(() => t.smtp.refuse(...refusal), visitor, email, saves);
+  }
+
+  /** Saves `email` `saves` times, each save answered 200 and its mail tried at once, while the relay answers as `relay` set it to; the address is accepted again after. */
+  async function saveWhileRelay(relay: () => void, visitor: AddressedVisitor, email: string, saves: number): Promise<void> {
+    relay();
     try {
       for (let i = 0; i < saves; i += 1) {
         assert.equal((await visitor.post('/settings/email', { email })).status, 200);
@@ -219,13 +224,19 @@ forEachDatabase('the limits of verification mails', (database) => {
     assert.match(statusLines((await visitor.get('/settings/email')).text), /Save it again to get a new link/);
   });
 
-  test('a change waiting for its link, refused by a limit, is said to wait, with no "open the link we mailed there"; an address whose server refused its mail is not told to save it again either', async () => {
+  /** A member whose first address, `first`, is verified by its link. */
+  async function memberWithVerifiedAddress(): Promise<{ visitor: AddressedVisitor; first: string }> {
     const { visitor } = await member();
     const first = address();
     assert.equal((await visitor.post('/settings/email', { email: first })).status, 200);
     await deliverMail(t);
     const token = /\/email\/verify\?token=([A-Za-z0-9_-]+)/.exec(t.smtp.to(first)[0]?.text ?? '')?.[1];
     assert.equal((await visitor.get(`/email/verify?token=${token}`)).status, 200, 'the first address verified');
+    return { visitor, first };
+  }
+
+  test('a change waiting for its link, refused by a limit, is said to wait, with no "open the link we mailed there"; an address whose server refused its mail is not told to save it again either', async () => {
+    const { visitor, first } = await memberWithVerifiedAddress();
     const next = address();
     await saveWhileRefused(visitor, next, VERIFY_MAILS_PER_ADDRESS, [next, 550, '5.1.1 no such user']);
     const refused = await visitor.post('/settings/email', { email: next });
@@ -293,12 +304,7 @@ forEachDatabase('the limits of verification mails', (database) => {
   });
 
   test('a change whose last verification mail the outbox gave up for the site\'s own reasons is not said to have a link to open there', async () => {
-    const { visitor } = await member();
-    const first = address();
-    assert.equal((await visitor.post('/settings/email', { email: first })).status, 200);
-    await deliverMail(t);
-    const token = /\/email\/verify\?token=([A-Za-z0-9_-]+)/.exec(t.smtp.to(first)[0]?.text ?? '')?.[1];
-    assert.equal((await visitor.get(`/email/verify?token=${token}`)).status, 200, 'the first address verified');
+    const { visitor } = await memberWithVerifiedAddress();
     const next = address();
     await saveWhileRefused(visitor, next, 1);
     const lines = statusLines((await visitor.get('/settings/email')).text);
@@ -309,16 +315,8 @@ forEachDatabase('the limits of verification mails', (database) => {
   });
 
   /** Saves `email` `saves` times, each mail tried at once and taken whole by the relay, which drops the connection without answering its end. */
-  async function saveUnanswered(visitor: AddressedVisitor, email: string, saves: number): Promise<void> {
-    t.smtp.unanswer(email);
-    try {
-      for (let i = 0; i < saves; i += 1) {
-        assert.equal((await visitor.post('/settings/email', { email })).status, 200);
-        await deliverMail(t);
-      }
-    } finally {
-      t.smtp.accept(email);
-    }
+  function saveUnanswered(visitor: AddressedVisitor, email: string, saves: number): Promise<void> {
+    return saveWhileRelay(() => t.smtp.unanswer(email), visitor, email, saves);
   }
 
   test('a verification mail whose end the relay never answered may have arrived: the page says to look in the inbox and the spam folder, and that saving again mails a new link, in the member\'s language; it is never sent again, and keeps its count', async () => {
@@ -355,12 +353,7 @@ forEachDatabase('the limits of verification mails', (database) => {
   });
 
   test('a change whose last verification mail may have arrived says so there, not "open the link we mailed there" nor that it could not be sent', async () => {
-    const { visitor } = await member();
-    const first = address();
-    assert.equal((await visitor.post('/settings/email', { email: first })).status, 200);
-    await deliverMail(t);
-    const token = /\/email\/verify\?token=([A-Za-z0-9_-]+)/.exec(t.smtp.to(first)[0]?.text ?? '')?.[1];
-    assert.equal((await visitor.get(`/email/verify?token=${token}`)).status, 200, 'the first address verified');
+    const { visitor } = await memberWithVerifiedAddress();
     const next = address();
     await saveUnanswered(visitor, next, 1);
     const lines = statusLines((await visitor.get('/settings/email')).text);
