@@ -95,15 +95,3 @@ export function retryWait(retryAfterSeconds: number): { unit: 'seconds' | 'minut
   const minutes = Math.ceil(retryAfterSeconds / 60);
   return minutes < 60 ? { unit: 'minutes', wait: minutes, minutes: 0 } : { unit: 'hours', wait: Math.floor(minutes / 60), minutes: minutes % 60 };
 }
-
-/**
- * When a limit of `limit` a rolling window of `windowMs` admits one more, or `undefined` while it
- * does: `newestFirst` holds the instants counted (creations), newest first, at most `limit` of
- * them, all inside the window ending now. Full, it admits one more once the `limit`-th newest
- * has left the window. Rolling, so no boundary of a calendar day (the site's UTC+8 or UTC) lets a
- * script make twice the limit either side of midnight.
- */
-export function windowReopensAt(newestFirst: readonly Instant[], limit: number, windowMs: number): Instant | undefined {
-  const oldestCounted = newestFirst[limit - 1];
-  return oldestCounted === undefined ? undefined : oldestCounted + windowMs;
-}

@@ -7,7 +7,8 @@ import type { Stores } from '../stores.js';
 import type { PersonalToken } from './ports.js';
 import { RESOURCE_SCOPES, formatScope } from '../oauth/scopes.js';
 import { checkedText } from '../text.js';
-import { type Clock, type Instant, days, formatUtc, hasExpired, retryWait, windowReopensAt } from '../time.js';
+import { dayLimitRefusal } from '../day-limits.js';
+import { type Clock, type Instant, days, hasExpired } from '../time.js';
 
 /** Lifetimes a user can choose, in days; `null` is no expiry. 90 is the default. */
 export const PERSONAL_TOKEN_LIFETIMES: readonly (number | null)[] = [7, 30, 90, 365, null];
@@ -29,7 +30,6 @@ export const MAX_PERSONAL_TOKENS = 100;
  * and 8 days of creations, 900 rows.
  */
 export const PERSONAL_TOKENS_PER_DAY = 100;
-const CREATION_WINDOW_MS = days(1);
 
 export type PersonalTokenStatus = 'active' | 'expired' | 'revoked';
 
@@ -76,12 +76,6 @@ function tooManyTokens(): InputError {
     { key: 'tokens.limitReached', values: { max: MAX_PERSONAL_TOKENS } });
 }
 
-/** The refusal of a token past `PERSONAL_TOKENS_PER_DAY`, until `reopensAt`: waiting is the only way, so it says how long. */
-function tooManyCreated(reopensAt: Instant, now: Instant): InputError {
-  return InputError.worded('tokens', `you have created ${PERSONAL_TOKENS_PER_DAY} tokens in the last 24 hours, the most an account can create in a day; try again after ${formatUtc(Math.ceil(reopensAt / 1000) * 1000)}`,
-    { key: 'tokens.dailyLimitReached', values: { max: PERSONAL_TOKENS_PER_DAY, ...retryWait(Math.ceil((reopensAt - now) / 1000)) } });
-}
-
 /**
  * The refusal (field `tokens`) of a new token for an account that created `PERSONAL_TOKENS_PER_DAY`
  * in the last 24 hours or holds `MAX_PERSONAL_TOKENS` live ones, or none when it has room. The
@@ -90,8 +84,11 @@ function tooManyCreated(reopensAt: Instant, now: Instant): InputError {
  * anything more (the password).
  */
 export async function personalTokenCapRefusal(stores: Stores, userId: number, now: Instant): Promise<InputError | undefined> {
-  const reopensAt = windowReopensAt(await stores.personalTokens.createdSince(userId, now - CREATION_WINDOW_MS, PERSONAL_TOKENS_PER_DAY), PERSONAL_TOKENS_PER_DAY, CREATION_WINDOW_MS);
-  if (reopensAt !== undefined) return tooManyCreated(reopensAt, now);
+  const today = await dayLimitRefusal((since, limit) => stores.personalTokens.createdSince(userId, since, limit), PERSONAL_TOKENS_PER_DAY, now, {
+    field: 'tokens', key: 'tokens.dailyLimitReached',
+    english: `you have created ${PERSONAL_TOKENS_PER_DAY} tokens in the last 24 hours, the most an account can create in a day`,
+  });
+  if (today) return today;
   return await stores.personalTokens.countLive(userId, now) >= MAX_PERSONAL_TOKENS ? tooManyTokens() : undefined;
 }
 

@@ -10,7 +10,8 @@ import type { Client, ClientDetails, ClientType } from './ports.js';
 import { REGISTERED_SCOPES, type Scope } from './scopes.js';
 import { checkedText, trustClaimCheck } from '../text.js';
 import { percentEncodeNonAscii } from '../urls.js';
-import { type Clock, type Instant, days, formatUtc, hasExpired, retryWait, windowReopensAt } from '../time.js';
+import { dayLimitRefusal } from '../day-limits.js';
+import { type Clock, type Instant, hasExpired } from '../time.js';
 
 /**
  * Active apps one member may register on the developer pages (GitHub's cap on OAuth apps per
@@ -31,7 +32,6 @@ export const MAX_APPS_PER_OWNER = 100;
  * and restarts.
  */
 export const APP_REGISTRATIONS_PER_DAY = 20;
-const REGISTRATION_WINDOW_MS = days(1);
 
 /** Ours are 32 hex characters; nothing longer is ever looked up. */
 const CLIENT_ID_MAX_LENGTH = 200;
@@ -631,11 +631,11 @@ function tooManyApps(): InputError {
  * Inside a transaction holding the owner's row only.
  */
 async function appRefusal(tx: Stores, ownerId: number, now: Instant): Promise<InputError | undefined> {
-  const reopensAt = windowReopensAt(await tx.clients.memberRegisteredSince(ownerId, now - REGISTRATION_WINDOW_MS, APP_REGISTRATIONS_PER_DAY), APP_REGISTRATIONS_PER_DAY, REGISTRATION_WINDOW_MS);
-  if (reopensAt !== undefined) {
-    return InputError.worded('apps', `you have registered ${APP_REGISTRATIONS_PER_DAY} applications in the last 24 hours, the most one account can register in a day; try again after ${formatUtc(Math.ceil(reopensAt / 1000) * 1000)}`,
-      { key: 'apps.dailyLimitReached', values: { max: APP_REGISTRATIONS_PER_DAY, ...retryWait(Math.ceil((reopensAt - now) / 1000)) } });
-  }
+  const today = await dayLimitRefusal((since, limit) => tx.clients.memberRegisteredSince(ownerId, since, limit), APP_REGISTRATIONS_PER_DAY, now, {
+    field: 'apps', key: 'apps.dailyLimitReached',
+    english: `you have registered ${APP_REGISTRATIONS_PER_DAY} applications in the last 24 hours, the most one account can register in a day`,
+  });
+  if (today) return today;
   return await tx.clients.countActiveByOwner(ownerId) >= MAX_APPS_PER_OWNER ? tooManyApps() : undefined;
 }
 
