@@ -69,8 +69,8 @@ export const PASSWORD_MAX_LENGTH = 256;
 export const PASSWORD_HASHES_AT_ONCE = 1;
 
 /**
- * Computations that wait their turn, at most: at about 7 ms of CPU each, under half a second of
- * work. Past it a password is not checked at all and the request is refused with 503 and
+ * Computations that wait their turn, at most: at about 7 ms of CPU each (a wrong password's turn
+ * held to 12, `EARLIER_SET_SLOWDOWN`), under a second of waiting. Past it a password is not checked at all and the request is refused with 503 and
  * `Retry-After` (`PasswordsBusyError`): unbounded waiting would let a flood of sign-ins, each
  * costing its sender nothing, delay everyone's without end.
  */
@@ -79,8 +79,8 @@ export const PASSWORD_HASHES_WAITING = 64;
 /**
  * Waiting places one address may hold. A right password is never counted against any limit
  * (INTERFACE section 4), so without a share one sender holding a password, its own, could keep
- * every place full and have everyone else's sign-ins refused. Eight places drain in about 50 ms,
- * so members behind one shared address (a school, a carrier's NAT) are turned away only when
+ * every place full and have everyone else's sign-ins refused. Eight places drain in about 50 ms
+ * (right passwords; wrong ones in about 100), so members behind one shared address (a school, a carrier's NAT) are turned away only when
  * more than nine of them press the button within the same few hundredths of a second. Eight
  * addresses within their shares fill the line, so a newcomer pushes out a place of the address
  * holding the most (`BoundedQueue`): to keep one out takes 64 addresses, one place each. An
