@@ -60,9 +60,10 @@ export const PASSWORD_MAX_LENGTH = 256;
 /**
  * Argon2 computations at once in this process. Each holds its block (12 MiB, `PARAMETERS`)
  * outside V8's heap while it runs, so this is the bound on that memory: one, so that a burst of
- * sign-ins adds one block to the peak, not one per sign-in in flight (decision 20) nor two at once (docs/performance.md,
- * decision 39: what sign-in adds to the peak went from 39.6 to 20.2 MB, with sign-ins a second
- * within the noise on one core and on two, where two computations at once slow each other).
+ * sign-ins adds one block to the peak, not one per sign-in in flight (decision 20) nor two at
+ * once (docs/performance.md, decision 39: what sign-in adds to the peak went from 39.6 to 20.2
+ * MB, with sign-ins a second within the noise on one core and on two, where two computations at
+ * once slow each other).
  * The block comes from the allocator the argon2 binding links in (mimalloc), and is handed back
  * after each computation. Every hash and verification of the process goes through it: sign-in,
  * re-confirmation, sign-up, password change and reset, accounts made by staff or the CLI, the
@@ -72,9 +73,10 @@ export const PASSWORD_HASHES_AT_ONCE = 1;
 
 /**
  * Computations that wait their turn, at most: at about 7 ms of CPU each (a wrong password's turn
- * held to 12, `EARLIER_SET_SLOWDOWN`), under a second of waiting. Past it a password is not checked at all and the request is refused with 503 and
- * `Retry-After` (`PasswordsBusyError`): unbounded waiting would let a flood of sign-ins, each
- * costing its sender nothing, delay everyone's without end.
+ * held to 12, `EARLIER_SET_SLOWDOWN`), under a second of waiting. Past it a password is not
+ * checked at all and the request is refused with 503 and `Retry-After` (`PasswordsBusyError`):
+ * unbounded waiting would let a flood of sign-ins, each costing its sender nothing, delay
+ * everyone's without end.
  */
 export const PASSWORD_HASHES_WAITING = 64;
 
@@ -82,11 +84,12 @@ export const PASSWORD_HASHES_WAITING = 64;
  * Waiting places one address may hold. A right password is never counted against any limit
  * (INTERFACE section 4), so without a share one sender holding a password, its own, could keep
  * every place full and have everyone else's sign-ins refused. Eight places drain in about 50 ms
- * (right passwords; wrong ones in about 100), so members behind one shared address (a school, a carrier's NAT) are turned away only when
- * more than nine of them press the button within the same few hundredths of a second. Eight
- * addresses within their shares fill the line, so a newcomer pushes out a place of the address
- * holding the most (`BoundedQueue`): to keep one out takes 64 addresses, one place each. An
- * address is its site here (`siteKey`: an IPv6 /48), as a home user's /56 alone holds 256 /64s.
+ * (right passwords; wrong ones in about 100), so members behind one shared address (a school, a
+ * carrier's NAT) are turned away only when more than nine of them press the button within the
+ * same few hundredths of a second. Eight addresses within their shares fill the line, so a
+ * newcomer pushes out a place of the address holding the most (`BoundedQueue`): to keep one out
+ * takes 64 addresses, one place each. An address is its site here (`siteKey`: an IPv6 /48), as a
+ * home user's /56 alone holds 256 /64s.
  */
 export const PASSWORD_HASHES_WAITING_PER_ADDRESS = 8;
 
@@ -158,7 +161,8 @@ const decoyHash = hashPassword('decoy password that matches no account');
 /**
  * Verifies `password` against `passwordHash`, or spends the same time when there is no hash. A
  * wrong answer comes no sooner than `WRONG_PASSWORD_FLOOR_MS` after its verification began, and
- * against today's set keeps its turn as long as an earlier set's would (`EARLIER_SET_SLOWDOWN`). Throws `PasswordsBusyError`, having checked nothing, when the queue in front of argon2, or the
+ * against today's set keeps its turn as long as an earlier set's would (`EARLIER_SET_SLOWDOWN`).
+ * Throws `PasswordsBusyError`, having checked nothing, when the queue in front of argon2, or the
  * share of it `askedBy` may hold, is full.
  */
 export async function verifyPassword(passwordHash: string | undefined, password: string, askedBy?: HashAsker): Promise<boolean> {
@@ -174,8 +178,7 @@ export async function verifyPassword(passwordHash: string | undefined, password:
   if (valid && passwordHash !== undefined) return true;
   // Again while short: Node counts a timer from the event loop's clock, read at its turn's start,
   // so one may fire as much sooner as the turn had run before it was set.
-  for (let rest = began + WRONG_PASSWORD_FLOOR_MS - performance.now(); rest > 0; rest = began + WRONG_PASSWORD_FLOOR_MS - performance.now()) {
-    await delay(rest);
-  }
+  const until = began + WRONG_PASSWORD_FLOOR_MS;
+  while (performance.now() < until) await delay(until - performance.now());
   return false;
 }
