@@ -117,17 +117,18 @@ forEachDatabase('SIGKILL during token issuance', (database) => {
     const redeem = (base: string, code: string) => post(base, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, ...auth });
     const refresh = (base: string, token: string) => post(base, { grant_type: 'refresh_token', refresh_token: token, ...auth });
 
-    // Fire everything at once; SIGKILL the service once a quarter of the answers are in, when
-    // many transactions are between their COMMIT and their answer.
+    // Fire everything at once; SIGKILL the service at the first answer, when many transactions
+    // are between their COMMIT and their answer. Not later: groups of commits are answered
+    // together, and on a fast host all 400 had reached this process by the time a quarter had
+    // been read (CI, 2026-12-04), leaving nothing unanswered to test.
     const applicationName = `svc_crash_${process.pid}`;
     const first = await startService(database.url, applicationName);
     children.push(first);
     let killed = false;
-    let answers = 0;
     const kill = () => { if (!killed) { killed = true; first.process.kill('SIGKILL'); } };
     const attempt = async (send: () => Promise<Attempt>): Promise<Attempt> => {
       const result = await send().catch((): Attempt => ({}));
-      if (result.status !== undefined && ++answers >= (CODES + FAMILIES) / 4) kill();
+      if (result.status !== undefined) kill();
       return result;
     };
     const [codeAttempts, refreshAttempts] = await Promise.all([
