@@ -281,6 +281,10 @@ describe('account security in a browser', () => {
     await page.goto(`${t.baseUrl}/settings/security`);
     const name = page.getByLabel('Name of the new passkey');
     let release = (): void => undefined;
+    // Resolved once the second request is held: releasing before that would release nothing,
+    // and the request would then wait for ever (a CI failure, 2026-12-04).
+    let markHeld = (): void => undefined;
+    const held = new Promise<void>((resolve) => { markHeld = resolve; });
     let failNext = true;
     await page.route('**/settings/security/passkeys/options', async (route) => {
       if (failNext) {
@@ -288,7 +292,7 @@ describe('account security in a browser', () => {
         await route.fulfill({ status: 500, contentType: 'application/json', body: '{"error":"server_error"}' });
         return;
       }
-      await new Promise<void>((resolve) => { release = resolve; });
+      await new Promise<void>((resolve) => { release = resolve; markHeld(); });
       await route.continue();
     });
     await name.fill('Laptop');
@@ -301,6 +305,7 @@ describe('account security in a browser', () => {
     assert.equal(await name.evaluate((field: HTMLInputElement) => field.readOnly), true, 'read-only while the passkey is made');
     await name.press('End');
     await page.keyboard.type(' changed');
+    await held;
     release();
     await page.getByText('The passkey was added. You can sign in with it.').waitFor();
     assert.deepEqual((await t.deps.stores.passkeys.listForUser(user.id)).map((p) => p.name), ['Work laptop']);
