@@ -3,8 +3,8 @@
  * one refresh token (the replay window is off by default), each give exactly one success; the
  * losers are reuse, so once the race settles the winner's tokens are dead too. With the window
  * turned on, the refresh race is test/oauth/refresh-replay.test.ts: every racer gets the same
- * answer. A refresh refused mid-rotation among others (on SQLite, in their commit's group) is
- * undone alone. A revocation racing a rotation of the same grant takes
+ * answer. A refresh refused mid-rotation among others leaves its token as it was and theirs
+ * rotated. A revocation racing a rotation of the same grant takes
  * their rows in the same order (src/core/oauth/tokens/revocation.ts), so neither deadlocks.
  */
 import assert from 'node:assert/strict';
@@ -48,18 +48,17 @@ forEachDatabase('races', (database) => {
     assert.deepEqual(await introspect(t, c, tokens.access_token), { active: false });
   });
 
-  test('a refresh refused inside its transaction leaves its token usable, and the refreshes beside it succeed', async () => {
+  test('a refresh refused mid-rotation leaves its token usable, and the refreshes beside it succeed', async () => {
     const c = await newClient(t);
     const { browser } = await signedInBrowser(t);
     const chains: Tokens[] = [];
     for (let i = 0; i < RACERS; i++) chains.push(await obtainTokens(t, browser, c, { scope: 'openid profile:read' }));
     const rotate = (tokens: Tokens, scope?: string) => tokenRequest(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c), ...(scope ? { scope } : {}) });
-    // A first round opens a connection per chain, so the second reaches the server at once. With
-    // `openid` each rotation signs an id_token while it holds SQLite's connection, so the others
-    // queue meanwhile and commit in one group with it (src/storage/sqlite-group-commit.ts).
+    // A first round opens a connection per chain, so the second reaches the server at once: on
+    // SQLite their writes commit in groups (src/storage/sqlite-group-commit.ts).
     const rotated = await Promise.all(chains.map(async (tokens) => (await rotate(tokens)).json() as Promise<Tokens>));
     const refused = 2;
-    // Wider than granted: refused after the token's row was taken (RFC 6749 6).
+    // Wider than granted: refused once the token was read, before anything is written (RFC 6749 6).
     const responses = await Promise.all(rotated.map((tokens, i) => rotate(tokens, i === refused ? 'openid profile:read posts:read' : undefined)));
     const bodies = await Promise.all(responses.map(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, string> })));
     assert.deepEqual(bodies.map((b) => b.status), rotated.map((_, i) => (i === refused ? 400 : 200)));

@@ -452,10 +452,10 @@ export interface TokenStore {
    * `how.check` throws the refusal of a token read unused and unrevoked (another client's, expired,
    * its grant or account ended, a DPoP key missing): nothing is then written and the token stays
    * as it was, as it does when `how.issue` throws. `undefined`: the token is unknown, used or
-   * revoked, or a racing rotation or revocation took it first. Where the database can and no
-   * successor is recorded, the token is read first (with the other token requests of the turn),
-   * the pair made from that read, then one statement consumes it and stores the pair only while
-   * it, its grant and its user are still live; else the consuming write comes first, in a
+   * revoked, or a racing rotation or revocation took it first. When no successor is recorded, the
+   * token is read first, the pair made from that read with no transaction open (the id_token's
+   * signature included), then one write consumes it and stores the pair only while it, its grant
+   * and its user are still live; with a successor the consuming write comes first, in a
    * transaction with the pair's.
    */
   rotate<T>(tokenHash: string, now: Instant, how: RefreshRotation<T>): Promise<T | undefined>;

@@ -1,7 +1,7 @@
 import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
 import type { ReplayCandidate } from '../../../core/oauth/tokens/replay.js';
 import type {
-  BearerRecord, GrantWithUser, IssuedToken, NewIssuedToken, RefreshRotation, RefreshToken, Succession, TokenStore,
+  BearerRecord, GrantWithUser, IssuedToken, NewIssuedToken, RefreshRotation, RefreshToken, RotationIssuance, Succession, TokenStore,
 } from '../../../core/oauth/ports.js';
 import type { Instant } from '../../../core/time.js';
 import { type CompiledQueries, type QueryBuilder, aloneRetried, keyIsAnyOf } from '../../database.js';
@@ -115,22 +115,29 @@ export const touchLiveGrant = (w: QueryCreator<any>) => w.updateTable('grants').
 const refreshLookup = storedWithGrantByKey<Selectable<RefreshTokensTable>>('refresh_tokens', 'token_hash');
 
 /**
- * A rotation without a successor in one statement (PostgreSQL): the consuming write (the time, the
- * token's hash) takes the token only while it is unused and unrevoked, its grant unrevoked and its
- * user active (RFC 9700 4.14.2: of racing rotations one; a family's revocation or an account's end
- * committed since the read wins); then the access token's row and the refresh token's, stored
- * only when it took it; then the grant's last use (`touchLiveGrant`). Answers a row when it rotated.
+ * The consuming write of a rotation without a successor (the time, the token's hash): it takes the
+ * token only while it is unused and unrevoked, its grant unrevoked and its user active (RFC 9700
+ * 4.14.2: of racing rotations one; a family's revocation or an account's end committed since the
+ * rotation read the token wins).
+ */
+const consumeIfLive = (w: QueryCreator<any>) => w.updateTable('refresh_tokens').set({ used_at: 0 })
+  .where('token_hash', '=', '').where('used_at', 'is', null).where('revoked_at', 'is', null)
+  .where((eb: any) => eb.exists(eb.selectFrom('grants as g').innerJoin('users as u', 'u.id', 'g.user_id').select(sql`1`.as('live'))
+    .whereRef('g.id', '=', 'refresh_tokens.grant_id').where('g.revoked_at', 'is', null).where(sql<boolean>`u.status = 'active'`)));
+/** `consumeIfLive` as a statement of its own (SQLite, in a transaction with the pair's inserts). */
+const consumeRefreshIfLive = (db: Kysely<Database>) => consumeIfLive(db as unknown as QueryCreator<any>);
+/**
+ * A rotation without a successor in one statement (PostgreSQL): `consumeIfLive`, then the access
+ * token's row and the refresh token's, stored only when it took the token; then the grant's last
+ * use (`touchLiveGrant`). Answers a row when it rotated.
  */
 const rotateInOneWrite: QueryBuilder<{ id: number }> = (db) => (db as unknown as Kysely<any>)
-  .with('live', (w) => w.updateTable('refresh_tokens').set({ used_at: 0 })
-    .where('token_hash', '=', '').where('used_at', 'is', null).where('revoked_at', 'is', null)
-    .where((eb: any) => eb.exists(eb.selectFrom('grants as g').innerJoin('users as u', 'u.id', 'g.user_id').select(sql`1`.as('live'))
-      .whereRef('g.id', '=', 'refresh_tokens.grant_id').where('g.revoked_at', 'is', null).where(sql<boolean>`u.status = 'active'`)))
-    .returning('grant_id'))
+  .with('live', (w) => consumeIfLive(w).returning('grant_id'))
   .with('access', insertTokenIfLive('access_tokens'))
   .with('refresh', (w) => insertTokenIfLive('refresh_tokens')(w).returning('id'))
   .with('touched', touchLiveGrant)
   .selectFrom('refresh').select('id');
+const refreshByHash = (db: Kysely<Database>) => db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', '');
 
 function successionParameters(refresh: NewIssuedToken, succeeds: Succession): unknown[] {
   const { tokenId, tokenHash, sealed } = succeeds;
@@ -198,10 +205,10 @@ export class KyselyTokenStore implements TokenStore {
   }
 
   rotate<T>(tokenHash: string, now: Instant, how: RefreshRotation<T>): Promise<T | undefined> {
-    return this.queries.writesCombine && !how.recordsSuccessor ? this.rotateAfterRead(tokenHash, now, how) : this.rotateInTransaction(tokenHash, now, how);
+    return how.recordsSuccessor ? this.rotateInTransaction(tokenHash, now, how) : this.rotateAfterRead(tokenHash, now, how);
   }
 
-  /** The consuming write, then the pair made for it, in one transaction (SQLite: committed with the others of its turn). */
+  /** The consuming write, then the pair made for it, in one transaction (SQLite: committed with the others of its group). */
   private rotateInTransaction<T>(tokenHash: string, now: Instant, how: RefreshRotation<T>): Promise<T | undefined> {
     return this.queries.transaction(this.db, async (trx) => {
       const tokens = new KyselyTokenStore(trx, this.queries);
@@ -216,34 +223,65 @@ export class KyselyTokenStore implements TokenStore {
   }
 
   /**
-   * PostgreSQL: the token, its grant and user read first (with the other token requests of the
-   * turn), the pair made and the id_token signed from that read, then one statement that rotates
-   * (`rotateInOneWrite`), committed alone: two round trips where the transaction took four (BEGIN,
-   * the consuming write, the pair, COMMIT), and no row is held locked while the id_token is signed.
-   * What the read decided of the token's own columns (its client, expiry, DPoP key, scope) and its
-   * grant's (the resource) is never written again; what can change since (the token used or
-   * revoked, the grant revoked, the account no longer active) the write checks again.
+   * The token, its grant and user read first, the pair made and the id_token signed from that
+   * read with no transaction open, then the write that rotates (`consumeAndStore`). On PostgreSQL
+   * that is two round trips where a transaction took four, and no row is held locked while the
+   * id_token is signed; on SQLite no group holds the one connection while a signature runs on
+   * libuv's pool, so signatures run side by side and a group's transactions only write (issue 35
+   * item 1). What the read decided of the token's own columns (its client, expiry, DPoP key, scope)
+   * and its grant's (the resource) is never written again; what can change since (the token used
+   * or revoked, the grant revoked, the account no longer active) the write checks again.
    */
   private async rotateAfterRead<T>(tokenHash: string, now: Instant, how: RefreshRotation<T>): Promise<T | undefined> {
-    const found = await this.queries.lookup(this.db, tokenHash, refreshLookup);
-    if (found === undefined || found.stored.used_at !== null || found.stored.revoked_at !== null) return undefined;
-    const token = toRefresh(found.stored);
-    const granted = toGrantWithUser(found);
-    how.check(token, granted);
-    const issuance = await how.issue(token, granted!);
+    const found = await this.readForRotation(tokenHash);
+    if (found === undefined || found.token.usedAt !== null || found.token.revokedAt !== null) return undefined;
+    how.check(found.token, found.granted);
+    const issuance = await how.issue(found.token, found.granted!);
     if (issuance.succeeds) throw new Error('a successor is recorded only by a rotation that says so (recordsSuccessor)');
-    // Run again as PostgreSQL's deadlock victim, as the transaction was: an account's deletion holds
-    // the grant this write waits to mark used, then erases it, and so wants the token this write took.
-    const written = await aloneRetried(() => this.queries.first(this.db, rotateInOneWrite, [
-      now, tokenHash, ...Object.values(tokenValues(issuance.access)), ...Object.values(tokenValues(issuance.refresh)), now, now, issuance.touchGrant,
-    ]));
-    if (written !== undefined) return issuance.answer;
+    if (await this.consumeAndStore(tokenHash, now, issuance)) return issuance.answer;
     // Not taken: a racing rotation or a revocation came first (the replay and reuse paths read it),
     // or the grant or the account ended since the read. That is worded as the transaction would
     // word it, from the row read again: the write decided, the reading only words it.
-    const again = await this.queries.first(this.db, refreshLookup.one, [tokenHash]);
-    if (again !== undefined && again.stored.used_at === null && again.stored.revoked_at === null) how.check(toRefresh(again.stored), toGrantWithUser(again));
+    const again = await this.readForRotation(tokenHash);
+    if (again !== undefined && again.token.usedAt === null && again.token.revokedAt === null) how.check(again.token, again.granted);
     return undefined;
+  }
+
+  /**
+   * A refresh token with its grant and user, as a rotation reads them before it writes: on
+   * PostgreSQL one lookup, sent with the other token requests of the turn; on SQLite the token,
+   * then its grant (each statement runs at once when no transaction holds the connection).
+   */
+  private async readForRotation(tokenHash: string): Promise<{ token: RefreshToken; granted: GrantWithUser | undefined } | undefined> {
+    if (this.queries.writesCombine) {
+      const found = await this.queries.lookup(this.db, tokenHash, refreshLookup);
+      return found && { token: toRefresh(found.stored), granted: toGrantWithUser(found) };
+    }
+    const row = await this.queries.first(this.db, refreshByHash, [tokenHash]);
+    return row && { token: toRefresh(row), granted: await new KyselyGrantStore(this.db, this.queries).findWithUser(row.grant_id) };
+  }
+
+  /**
+   * `consumeIfLive`, and when it took the token, the new pair and the grant's last use: on
+   * PostgreSQL one statement (`rotateInOneWrite`) committed alone; on SQLite a transaction,
+   * committed with the others of its group. Whether it rotated.
+   */
+  private async consumeAndStore(tokenHash: string, now: Instant, issuance: RotationIssuance<unknown>): Promise<boolean> {
+    if (this.queries.writesCombine) {
+      // Run again as PostgreSQL's deadlock victim, as a transaction would be: an account's deletion holds
+      // the grant this write waits to mark used, then erases it, and so wants the token this write took.
+      const written = await aloneRetried(() => this.queries.first(this.db, rotateInOneWrite, [
+        now, tokenHash, ...Object.values(tokenValues(issuance.access)), ...Object.values(tokenValues(issuance.refresh)), now, now, issuance.touchGrant,
+      ]));
+      return written !== undefined;
+    }
+    return this.queries.transaction(this.db, async (trx) => {
+      const taken = await this.queries.execute(trx, consumeRefreshIfLive, [now, tokenHash]);
+      if (taken.numAffectedRows !== 1n) return false;
+      await new KyselyTokenStore(trx, this.queries).insertPair(issuance.access, issuance.refresh);
+      if (issuance.touchGrant) await new KyselyGrantStore(trx, this.queries).touch(issuance.access.grantId, now);
+      return true;
+    });
   }
 
   async findReplay(tokenHash: string): Promise<ReplayCandidate | undefined> {
