@@ -6,10 +6,10 @@
  * asked for while a group holds the connection, wait in a queue of this class's own instead of
  * behind the connection's turn; they run one after another, each but the first in a SAVEPOINT of
  * the same open transaction, and the group is committed once the queue is empty. Under load the
- * requests read in one turn reach their transactions in that turn (codes issued, refreshes without
- * `openid`), and a rotation with `openid` holds the connection while its id_token is signed on
- * another thread, so that a few dozen others queue: one COMMIT then writes the pages they share to
- * the WAL once instead of once each.
+ * requests read in one turn reach their transactions in that turn (codes issued; refreshes, whose
+ * id_tokens are signed before their transactions begin, decision 68), and a code's redemption with
+ * `openid` holds the connection while its id_token is signed on another thread, so that others
+ * queue: one COMMIT then writes the pages they share to the WAL once instead of once each.
  *
  * The rules that keep this invisible:
  * - A transaction's promise settles only after the COMMIT that made its writes durable (as durable
@@ -104,7 +104,7 @@ export class SqliteGroupCommit {
   /**
    * One group: BEGIN (on the connection's turn), the queued transactions, one COMMIT. Kysely's
    * `transaction()` rather than `startTransaction()`: a group is most often of one (a refresh
-   * without `openid` never waits inside its transaction), and the controlled transaction's
+   * never waits inside its transaction), and the controlled transaction's
    * machinery cost twice as much per group (issue 35, decision 36).
    */
   async #group(): Promise<void> {
