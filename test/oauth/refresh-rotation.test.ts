@@ -14,7 +14,7 @@ import { hashSecret } from '../../src/core/credentials/formats.js';
 import { ACCOUNT_NOT_ACTIVE } from '../../src/core/errors.js';
 import type { KeySet } from '../../src/core/oidc/key-ring.js';
 import type { TestApp } from '../support/app.js';
-import { type TestDatabase, forEachDatabase, onPostgres, outsideConnection, racingGrantRevocation } from '../support/databases.js';
+import { forEachDatabase, onPostgres, outsideConnection, racingGrantRevocation } from '../support/databases.js';
 import { type Tokens, clientFields, newClient, obtainTokens, signedInBrowser, startOAuthApp, tokenRequest } from './helpers.js';
 
 /** Runs `meanwhile` as the next id_token is about to be signed, inside the token request that signs it. */
@@ -50,7 +50,7 @@ async function withTokens(t: TestApp, scope = 'openid profile:read') {
   return { user, tokens, grantId: stored!.grantId, refresh };
 }
 
-forEachDatabase('a refresh token\'s rotation', (database: TestDatabase) => {
+forEachDatabase('a refresh token\'s rotation', (database) => {
   let t: TestApp;
   before(async () => { t = await startOAuthApp(database); });
   after(() => t.close());

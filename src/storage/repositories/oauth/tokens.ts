@@ -124,8 +124,6 @@ const consumeIfLive = (w: QueryCreator<any>) => w.updateTable('refresh_tokens').
   .where('token_hash', '=', '').where('used_at', 'is', null).where('revoked_at', 'is', null)
   .where((eb: any) => eb.exists(eb.selectFrom('grants as g').innerJoin('users as u', 'u.id', 'g.user_id').select(sql`1`.as('live'))
     .whereRef('g.id', '=', 'refresh_tokens.grant_id').where('g.revoked_at', 'is', null).where(sql<boolean>`u.status = 'active'`)));
-/** `consumeIfLive` as a statement of its own (SQLite, in a transaction with the pair's inserts). */
-const consumeRefreshIfLive = (db: Kysely<Database>) => consumeIfLive(db as unknown as QueryCreator<any>);
 /**
  * A rotation without a successor in one statement (PostgreSQL): `consumeIfLive`, then the access
  * token's row and the refresh token's, stored only when it took the token; then the grant's last
@@ -176,7 +174,7 @@ export class KyselyTokenStore implements TokenStore {
   }
 
   async findRefresh(tokenHash: string): Promise<RefreshToken | undefined> {
-    const row = await this.db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+    const row = await this.queries.first(this.db, refreshByHash, [tokenHash]);
     return row && toRefresh(row);
   }
 
@@ -257,8 +255,8 @@ export class KyselyTokenStore implements TokenStore {
       const found = await this.queries.lookup(this.db, tokenHash, refreshLookup);
       return found && { token: toRefresh(found.stored), granted: toGrantWithUser(found) };
     }
-    const row = await this.queries.first(this.db, refreshByHash, [tokenHash]);
-    return row && { token: toRefresh(row), granted: await new KyselyGrantStore(this.db, this.queries).findWithUser(row.grant_id) };
+    const token = await this.findRefresh(tokenHash);
+    return token && { token, granted: await new KyselyGrantStore(this.db, this.queries).findWithUser(token.grantId) };
   }
 
   /**
@@ -276,7 +274,7 @@ export class KyselyTokenStore implements TokenStore {
       return written !== undefined;
     }
     return this.queries.transaction(this.db, async (trx) => {
-      const taken = await this.queries.execute(trx, consumeRefreshIfLive, [now, tokenHash]);
+      const taken = await this.queries.execute(trx, consumeIfLive, [now, tokenHash]);
       if (taken.numAffectedRows !== 1n) return false;
       await new KyselyTokenStore(trx, this.queries).insertPair(issuance.access, issuance.refresh);
       if (issuance.touchGrant) await new KyselyGrantStore(trx, this.queries).touch(issuance.access.grantId, now);
