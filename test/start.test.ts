@@ -15,7 +15,7 @@ import { CookieJar, signIn } from './support/browser-flow.js';
 import { svc } from './support/cli.js';
 import { forEachDatabase, temporarySqlitePath } from './support/databases.js';
 import { answers, compiled, descendants, isAlive, run, type Running, SERVICE_ENTRY } from './support/processes.js';
-import { freePort } from './support/instances.js';
+import { freePort, twoFreePorts } from './support/ports.js';
 
 /** The service from its sources, as `npm start` runs it. */
 function fromSources(env: Record<string, string>): Running {
@@ -366,7 +366,7 @@ test('a SQLite path whose directory cannot be made stops the start and the comma
 
 test('METRICS_PORT serves /metrics apart from the public port, where it is not found', async () => {
   const path = temporarySqlitePath();
-  const [port, metricsPort] = [await freePort(), await freePort()];
+  const [port, metricsPort] = await twoFreePorts();
   const service = startService({ DATABASE_URL: `sqlite:${path}`, PORT: String(port), METRICS_PORT: String(metricsPort), LOG_LEVEL: 'warn' });
   assert.match(await service.banner, new RegExp(`Metrics on http://127\\.0\\.0\\.1:${metricsPort}/metrics`));
   await fetch(`http://127.0.0.1:${port}/healthz`);
@@ -377,7 +377,7 @@ test('METRICS_PORT serves /metrics apart from the public port, where it is not f
 
 test('WORKERS=2 serves from two worker processes on one port, their metrics merged on METRICS_PORT, and stops them all on SIGTERM', async () => {
   const path = temporarySqlitePath();
-  const [port, metricsPort] = [await freePort(), await freePort()];
+  const [port, metricsPort] = await twoFreePorts();
   const service = startService({ DATABASE_URL: `sqlite:${path}`, PORT: String(port), METRICS_PORT: String(metricsPort), LOG_LEVEL: 'info', WORKERS: '2' });
   const banner = await service.banner;
   assert.match(banner, /2 workers/);
@@ -461,7 +461,7 @@ forEachDatabase('instances started together on a new database with the demo', (d
   test('the instance that does not seed the demo finds it seeded, and neither prints the next steps of a database without accounts', async () => {
     compiled();
     // The compiled service starts in well under a second, so both reach the database together.
-    const ports = await Promise.all([freePort(), freePort()]);
+    const ports = await twoFreePorts();
     const starts = ports.map((port) => run(process.execPath, [SERVICE_ENTRY], { DATABASE_URL: database.url, PORT: String(port), DEMO: '1', LOG_LEVEL: 'warn' }));
     try {
       const banners = await Promise.all(starts.map((start) => start.waitFor(/Listening on[\s\S]*\n$/)));

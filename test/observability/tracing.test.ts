@@ -17,7 +17,7 @@ import type { Client } from '../../src/core/oauth/ports.js';
 import type { TestApp } from '../support/app.js';
 import { svc } from '../support/cli.js';
 import { forEachDatabase, temporarySqlitePath } from '../support/databases.js';
-import { freePort } from '../support/instances.js';
+import { freePort, twoFreePorts } from '../support/ports.js';
 import { compiled, run, type Running, SERVICE_ENTRY } from '../support/processes.js';
 import { redisUrl } from '../support/redis.js';
 import { Browser, type TestClient, codeExchangeFields, obtainCode, pkcePair, tokenRequest } from '../oauth/helpers.js';
@@ -125,11 +125,11 @@ test('an OTLP endpoint that is no http(s) URL, or a protocol the specification d
 
 test('a collector that does not answer neither fails nor holds up a stop: SIGTERM exits 0 within the 2 s flush', { timeout: 60_000 }, async () => {
   compiled();
-  const port = await freePort();
+  const [port, collectorPort] = await twoFreePorts();
   const server = run(process.execPath, [SERVICE_ENTRY], {
     DATABASE_URL: `sqlite:${temporarySqlitePath()}`, PORT: String(port), DEMO: '0', LOG_LEVEL: 'warn',
     // A port nobody listens on: every export is refused, and the exporter tries again for a while.
-    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await freePort()}`, OTEL_BSP_SCHEDULE_DELAY: '100',
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collectorPort}`, OTEL_BSP_SCHEDULE_DELAY: '100',
   });
   await server.waitFor(/Listening on/);
   for (let i = 0; i < 3; i++) {

@@ -27,7 +27,7 @@ import { temporarySqliteDatabase, temporarySqlitePath } from '../support/databas
 import { compiled, run, SERVICE_ENTRY } from '../support/processes.js';
 import { type ScratchRedis, fakeRedis, holdEventLoop, loggedLines, redisUrl, scratchRedis, scratchSentinel, skipWithoutRedis, skipWithoutRedisServer, uniqueKeyPrefix } from '../support/redis.js';
 import { TestSmtpServer } from '../support/smtp.js';
-import { freePort } from '../support/instances.js';
+import { freePort, twoFreePorts } from '../support/ports.js';
 import { TcpRelay } from '../support/relay.js';
 import { until } from '../support/eventually.js';
 
@@ -840,7 +840,8 @@ test('while the start checks REDIS_URL on a Redis LOADING its dataset, the insta
     DATABASE_URL: `sqlite:${path}`, PORT: String(port), SMTP_URL: smtp.url, MAIL_DELIVERY_INTERVAL: '1', LOG_LEVEL: 'warn', ...env,
   });
   // The demo seeded by a start on another port, and a mail queued since.
-  const first = await freePort();
+  // Two different ports: the demo app must be seen to stay on the first.
+  const [first, second] = await twoFreePorts();
   const seeding = await start(first);
   await seeding.waitFor(/Listening on /);
   seeding.child.kill('SIGTERM');
@@ -851,7 +852,6 @@ test('while the start checks REDIS_URL on a Redis LOADING its dataset, the insta
   assert.equal(await createStores(database.db, database.queries).mailOutbox.enqueue(mail, Date.now()), true);
   await database.close();
   const redis = await loadingRedis(dir, 6, '--user', 'no-evalsha', 'on', '>no-evalsha-password', '~*', '+@all', '-evalsha');
-  const second = await freePort();
   const refused = await start(second, { REDIS_URL: `redis://no-evalsha:no-evalsha-password@127.0.0.1:${redis.port}` });
   try {
     assert.equal(await refused.exited, 2, refused.output());
