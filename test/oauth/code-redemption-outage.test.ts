@@ -3,7 +3,7 @@
  * that follow a refused one: the grant's read of a code it could not redeem (which decides reuse,
  * RFC 6749 4.1.2) answers as any outage does, 503 `temporarily_unavailable` in the RFC 6749 5.2
  * shape through the one error handler, never a 500; the store's read that words a refusal its
- * consuming write already decided (`redeemInOneWrite`) loses only the wording: the refusal stands,
+ * consuming write already decided (`consumeAndStore`) loses only the wording: the refusal stands,
  * so the app is not told to try a used code again. The outage is real: the service
  * reaches PostgreSQL through a TCP relay, cut as the read carrying the code's hash goes out.
  * PostgreSQL only: SQLite cannot become unreachable, and decides a refusal in its transaction.

@@ -5,6 +5,7 @@ import { createAccount } from '../../src/core/accounts/accounts.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import type { Client } from '../../src/core/oauth/ports.js';
+import type { KeySet } from '../../src/core/oidc/key-ring.js';
 import { type TestApp, type TestAppOptions, startTestApp } from '../support/app.js';
 import type { TestDatabase } from '../support/databases.js';
 import { CookieJar, browse, pkcePair } from '../support/browser-flow.js';
@@ -205,6 +206,29 @@ export async function freshCode(t: TestApp, client: NewClientOptions = {}, autho
   const pkce = pkcePair();
   const code = await obtainCode(browser, c, { ...authorize, pkce });
   return { c, browser, user, pkce, code, fields: codeExchangeFields(c, code, pkce) };
+}
+
+/** Runs `meanwhile` as the next id_token is about to be signed, inside the token request that signs it. */
+export async function whileSigning<T>(t: TestApp, meanwhile: () => Promise<void>, request: () => Promise<T>): Promise<T> {
+  const keys = t.deps.keys as { keySet(): Promise<KeySet> };
+  const keySet = keys.keySet.bind(keys);
+  let pending: (() => Promise<void>) | undefined = meanwhile;
+  keys.keySet = async () => {
+    const set = await keySet();
+    return Object.assign(Object.create(set) as KeySet, {
+      signingKey: async (...args: Parameters<KeySet['signingKey']>) => {
+        const work = pending;
+        pending = undefined;
+        await work?.();
+        return set.signingKey(...args);
+      },
+    });
+  };
+  try {
+    return await request();
+  } finally {
+    keys.keySet = keySet;
+  }
 }
 
 /**

@@ -12,33 +12,9 @@ import { after, before, test } from 'node:test';
 import { setAccountStatus } from '../../src/core/accounts/accounts.js';
 import { hashSecret } from '../../src/core/credentials/formats.js';
 import { ACCOUNT_NOT_ACTIVE } from '../../src/core/errors.js';
-import type { KeySet } from '../../src/core/oidc/key-ring.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase, onPostgres, outsideConnection, racingGrantRevocation } from '../support/databases.js';
-import { type Tokens, clientFields, newClient, obtainTokens, signedInBrowser, startOAuthApp, tokenRequest } from './helpers.js';
-
-/** Runs `meanwhile` as the next id_token is about to be signed, inside the token request that signs it. */
-async function whileSigning<T>(t: TestApp, meanwhile: () => Promise<void>, request: () => Promise<T>): Promise<T> {
-  const keys = t.deps.keys as { keySet(): Promise<KeySet> };
-  const keySet = keys.keySet.bind(keys);
-  let pending: (() => Promise<void>) | undefined = meanwhile;
-  keys.keySet = async () => {
-    const set = await keySet();
-    return Object.assign(Object.create(set) as KeySet, {
-      signingKey: async (...args: Parameters<KeySet['signingKey']>) => {
-        const work = pending;
-        pending = undefined;
-        await work?.();
-        return set.signingKey(...args);
-      },
-    });
-  };
-  try {
-    return await request();
-  } finally {
-    keys.keySet = keySet;
-  }
-}
+import { type Tokens, clientFields, newClient, obtainTokens, signedInBrowser, startOAuthApp, tokenRequest, whileSigning } from './helpers.js';
 
 /** A client, a member, and the tokens of an authorization with `openid` (an id_token at each refresh), with their grant's id. */
 async function withTokens(t: TestApp, scope = 'openid profile:read') {

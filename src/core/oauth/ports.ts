@@ -308,11 +308,10 @@ export interface CodeStore {
    * Redeems a code (RFC 6749 4.1.3): consumes it as `consume` does, in one conditional write, and
    * stores the tokens `how.issue` makes for it, both or neither. `how.refusal` says why a consumed
    * code's grant gives no tokens (gone or revoked, its user no longer active): such a code stays
-   * used and nothing is stored. `how.issue` runs either after the consuming write, in its
-   * transaction, or before it with the code as read, unused (PostgreSQL: the write then stores the
-   * tokens in the same statement, only while the grant is live and its user active, and no
-   * transaction is needed); it answers `undefined` when the request does not match the code
-   * (nothing is written then), and whatever it throws leaves the code unused.
+   * used and nothing is stored. `how.issue` runs before the consuming write, with the code as read,
+   * unused, and no transaction open; the write then stores the tokens only while the grant is
+   * still live and its user active. It answers `undefined` when the request does not match the
+   * code (nothing is written then), and whatever it throws leaves the code unused.
    */
   redeem<T>(presented: PresentedCode, now: Instant, how: CodeRedemption<T>): Promise<Redemption<T>>;
   find(codeHash: string): Promise<AuthorizationCode | undefined>;

@@ -1,5 +1,5 @@
 import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
-import type { AuthorizationCode, CodeRedemption, CodeStore, GrantWithUser, PresentedCode, Redemption } from '../../../core/oauth/ports.js';
+import type { AuthorizationCode, CodeIssuance, CodeRedemption, CodeStore, GrantWithUser, PresentedCode, Redemption } from '../../../core/oauth/ports.js';
 import type { Instant } from '../../../core/time.js';
 import { type CompiledQueries, type QueryBuilder, aloneRetried } from '../../database.js';
 import type { AuthorizationCodesTable, Database } from '../../schema.js';
@@ -102,13 +102,22 @@ const insertCodeUnderConsent = (db: Kysely<Database>) => insertCodeUnderGrant((d
  * code without a challenge matches only a request without a verifier; and the DPoP key of
  * `dpop_jkt` when the authorization request named one, RFC 9449 10).
  */
-const consumeCode = (db: QueryCreator<Database>) => db.updateTable('authorization_codes').set({ used_at: 0 })
+const consumeCodeWhere = (db: QueryCreator<Database>) => db.updateTable('authorization_codes').set({ used_at: 0 })
   .where('code_hash', '=', '').where('client_id', '=', '').where('redirect_uri', '=', '').where('expires_at', '>', 0)
   .where(sql<boolean>`code_challenge is not distinct from ${''}`)
   .where(sql<boolean>`(dpop_jkt is null or dpop_jkt = ${''})`)
-  .where('used_at', 'is', null).returningAll();
+  .where('used_at', 'is', null);
+const consumeCode = (db: QueryCreator<Database>) => consumeCodeWhere(db).returningAll();
 const codeConsumption = consumedWithGrant(consumeCode);
+/**
+ * SQLite: `consumeCode`, answering whether the consumed code's grant is live (unrevoked, its user
+ * active), as `consumeIssuing` decides it on PostgreSQL: one statement where the consumed row and
+ * a read of its grant took two.
+ */
+const consumeCodeSayingLive = (db: Kysely<Database>) => consumeCodeWhere(db).returning(sql<number>`exists (select 1 from grants g
+  join users u on u.id = g.user_id where g.id = authorization_codes.grant_id and g.revoked_at is null and u.status = 'active')`.as('live'));
 
+const codeByHash = (db: Kysely<Database>) => db.selectFrom('authorization_codes').selectAll().where('code_hash', '=', '');
 const codeLookup = storedWithGrantByKey<Selectable<AuthorizationCodesTable>>('authorization_codes', 'code_hash');
 
 /**
@@ -190,50 +199,26 @@ export class KyselyCodeStore implements CodeStore {
     return consumed && { code: toCode(consumed.row), granted: consumed.granted };
   }
 
-  redeem<T>(presented: PresentedCode, now: Instant, how: CodeRedemption<T>): Promise<Redemption<T>> {
-    return this.queries.writesCombine ? this.redeemInOneWrite(presented, now, how) : this.redeemInTransaction(presented, now, how);
-  }
-
-  /** The consumption, then the tokens made for it, in one transaction (SQLite: committed with the others of its turn). */
-  private redeemInTransaction<T>(presented: PresentedCode, now: Instant, how: CodeRedemption<T>): Promise<Redemption<T>> {
-    return this.queries.transaction(this.db, async (trx): Promise<Redemption<T>> => {
-      const consumed = await new KyselyCodeStore(trx, this.queries).consume(presented, now);
-      if (!consumed) return NOT_CONSUMED;
-      const reason = how.refusal(consumed.granted);
-      if (reason !== undefined) return { kind: 'refused', reason };
-      const issuance = await how.issue(consumed.code, consumed.granted!);
-      // The write matched everything the code is bound to: a request it matched is the code's.
-      if (issuance === undefined) throw new Error('a consumed code did not match the request that consumed it');
-      await new KyselyTokenStore(trx, this.queries).insertPair(issuance.access, issuance.refresh);
-      if (issuance.touchGrant) await new KyselyGrantStore(trx, this.queries).touch(issuance.access.grantId, now);
-      return { kind: 'issued', answer: issuance.answer };
-    });
-  }
-
   /**
-   * PostgreSQL: the code, its grant and user read first (with the other token requests of the
-   * turn), the tokens made from them, then one statement that consumes the code and stores the
-   * tokens (`consumeIssuing`), committed alone: two round trips where the transaction took four
-   * (BEGIN, the consuming write, the tokens, COMMIT). The read decides nothing: the write checks
-   * all again. A code used or unknown when read is not written to.
+   * The code, its grant and user read first, the tokens made and the id_token signed from that
+   * read with no transaction open, then the write that consumes the code and stores the tokens
+   * (`consumeAndStore`): on PostgreSQL two round trips where a transaction took four, and no row is
+   * held locked while the id_token is signed; on SQLite no group holds the one connection while a
+   * signature runs on libuv's pool (decision 68, as a refresh's rotation). The read decides
+   * nothing: the write checks all again. A code used or unknown when read is not written to.
    */
-  private async redeemInOneWrite<T>(presented: PresentedCode, now: Instant, how: CodeRedemption<T>): Promise<Redemption<T>> {
-    const found = await this.queries.lookup(this.db, presented.codeHash, codeLookup);
-    if (found === undefined || found.stored.used_at !== null) return NOT_CONSUMED;
-    const reason = how.refusal(toGrantWithUser(found));
+  async redeem<T>(presented: PresentedCode, now: Instant, how: CodeRedemption<T>): Promise<Redemption<T>> {
+    const found = await this.readForRedemption(presented.codeHash);
+    if (found === undefined || found.code.usedAt !== null) return NOT_CONSUMED;
+    const reason = how.refusal(found.granted);
     if (reason !== undefined) {
-      // As the transaction did: the code is consumed all the same, and stays used.
+      // As the write would: the code is consumed all the same, and stays used.
       const consumed = await this.consume(presented, now);
       return consumed ? { kind: 'refused', reason: how.refusal(consumed.granted) ?? reason } : NOT_CONSUMED;
     }
-    const issuance = await how.issue(toCode(found.stored), toGrantWithUser(found)!);
+    const issuance = await how.issue(found.code, found.granted!);
     if (issuance === undefined) return NOT_CONSUMED;
-    // Run again as PostgreSQL's deadlock victim, as a transaction is: an account's deletion holds the
-    // grant this write waits to mark used, then erases it, and so wants the code this write took.
-    const written = await aloneRetried(() => this.queries.first(this.db, consumeIssuing, [
-      ...consumeParameters(presented, now), ...Object.values(tokenValues(issuance.access)), ...Object.values(tokenValues(issuance.refresh)),
-      now, now, issuance.touchGrant,
-    ]));
+    const written = await this.consumeAndStore(presented, now, issuance);
     if (written === undefined) return NOT_CONSUMED;
     if (!written.issued) {
       // Consumed, not issued: the grant was revoked or its user changed since the read, as
@@ -241,17 +226,57 @@ export class KyselyCodeStore implements CodeStore {
       // that fails loses the wording, not the answer: an outage's 503 would tell the app to try
       // again a code now used, which is then a replay that ends the grant (RFC 6749 4.1.2). The
       // failure is logged all the same: the answer hides it, the operator must not miss it.
-      const reread = await this.queries.first(this.db, codeLookup.one, [presented.codeHash]).catch((error: unknown) => {
+      const reread = await this.readForRedemption(presented.codeHash).catch((error: unknown) => {
         this.queries.absorbed(error, 'the read that words a refused code redemption failed; answered invalid_grant without its reason', how.log);
         return undefined;
       });
-      return { kind: 'refused', reason: (reread && how.refusal(toGrantWithUser(reread))) ?? 'The authorization can no longer be used.' };
+      return { kind: 'refused', reason: (reread && how.refusal(reread.granted)) ?? 'The authorization can no longer be used.' };
     }
     return { kind: 'issued', answer: issuance.answer };
   }
 
+  /**
+   * A code with its grant and user, as a redemption reads them before it writes: on PostgreSQL
+   * one lookup, sent with the other token requests of the turn; on SQLite the code, then its grant
+   * (each statement runs at once when no transaction holds the connection).
+   */
+  private async readForRedemption(codeHash: string): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined> {
+    if (this.queries.writesCombine) {
+      const found = await this.queries.lookup(this.db, codeHash, codeLookup);
+      return found && { code: toCode(found.stored), granted: toGrantWithUser(found) };
+    }
+    const code = await this.find(codeHash);
+    return code && { code, granted: await new KyselyGrantStore(this.db, this.queries).findWithUser(code.grantId) };
+  }
+
+  /**
+   * The consuming write, and when it consumed the code and its grant is still live (not revoked,
+   * its user active), the tokens and the grant's last use: on PostgreSQL one statement
+   * (`consumeIssuing`) committed alone; on SQLite a transaction, committed with the others of its
+   * group. Whether it issued them; nothing when it did not consume the code. A code consumed whose
+   * grant ended since the read stays used.
+   */
+  private async consumeAndStore(presented: PresentedCode, now: Instant, issuance: CodeIssuance<unknown>): Promise<ConsumedIssuing | undefined> {
+    if (this.queries.writesCombine) {
+      // Run again as PostgreSQL's deadlock victim, as a transaction is: an account's deletion holds the
+      // grant this write waits to mark used, then erases it, and so wants the code this write took.
+      return aloneRetried(() => this.queries.first(this.db, consumeIssuing, [
+        ...consumeParameters(presented, now), ...Object.values(tokenValues(issuance.access)), ...Object.values(tokenValues(issuance.refresh)),
+        now, now, issuance.touchGrant,
+      ]));
+    }
+    return this.queries.transaction(this.db, async (trx) => {
+      const consumed = await this.queries.first(trx, consumeCodeSayingLive, consumeParameters(presented, now));
+      if (consumed === undefined) return undefined;
+      if (!consumed.live) return { issued: false };
+      await new KyselyTokenStore(trx, this.queries).insertPair(issuance.access, issuance.refresh);
+      if (issuance.touchGrant) await new KyselyGrantStore(trx, this.queries).touch(issuance.access.grantId, now);
+      return { issued: true };
+    });
+  }
+
   async find(codeHash: string): Promise<AuthorizationCode | undefined> {
-    const row = await this.db.selectFrom('authorization_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
+    const row = await this.queries.first(this.db, codeByHash, [codeHash]);
     return row && toCode(row);
   }
 }
