@@ -1326,7 +1326,6 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     // The references in the order a single round measures them, first: as before rounds existed.
     const baselineOf = (comparison: Comparison) => all.find((c) => c.id === comparison.baseline)?.ours;
     const { scenarios, runs, starved } = await measureComparisons(comparisons, references, options.rounds, baselineOf, log);
-    const ourMe = (scenarios.find((s) => s.id === 'a') ?? scenarios[0]!).ours;
     // Measured after the scenarios, so that ours' RSS and the other loads are as without it.
     const meResult = scenarios.find((s) => s.id === 'a');
     const rateCurve = meResult
@@ -1356,7 +1355,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const targetedPeak = targeted.length > 0 ? targeted[targeted.length - 1]!.ours.serverPeakRssMb : peak.ours;
     const rssTarget: ScenarioResult = {
       id: 'rss', title: 'peak RSS under the targeted scenarios (MB, lower is better)',
-      ours: { ...ourMe, cpuUsPerRequest: Number.NaN, rate: targetedPeak }, target: '≤ 150 MB', met: targetedPeak <= 150,
+      // The peak alone (the table shows it as the rate): the row is no load, so it has no request figures.
+      ours: {
+        cpuUsPerRequest: Number.NaN, rate: targetedPeak, requests: 0, p50Ms: Number.NaN, p99Ms: Number.NaN, unexpected: 0, socketErrors: 0,
+        serverCpu: Number.NaN, generatorCpu: Number.NaN, serverPeakRssMb: targetedPeak,
+      },
+      target: '≤ 150 MB', met: targetedPeak <= 150,
     };
     scenarios.push(rssTarget);
     const report = buildReport(options, databaseUrl, redisUrl, {

@@ -75,6 +75,9 @@ test('the bench runs every scenario and reports every figure, each round\'s rati
     assertRoundRatios(`${id} ×baseline`, byId[id]!.ratioBaseline, byId[id]!.ratioBaselineRounds, 2);
     assertRoundRatios(`${id} CPU ×baseline`, byId[id]!.cpuRatioBaseline, byId[id]!.cpuRatioBaselineRounds, 2);
   }
+  const rss = byId.rss!.ours;
+  assert.equal(rss.serverPeakRssMb, rss.rate, 'the RSS row carries the targeted scenarios\' peak');
+  assert.ok(![rss.cpuUsPerRequest, rss.p50Ms, rss.p99Ms].some(Number.isFinite), 'and no request figures, which are no load\'s');
   assert.ok(byId.a!.ceiling && byId.a!.peer, '/me is compared with the matched ceiling and the lean route');
   assert.match(byId.a!.title, /ceiling: matched, peer: lean route/);
   assert.equal(report.setup.peerStore, 'sqlite', 'the peer is durable by default');
