@@ -77,14 +77,16 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
 
   const refresh = (c: TestClient, token: string) => tokenRequest(t, { grant_type: 'refresh_token', refresh_token: token, ...clientFields(c) });
 
+  /** A code's exchange as requests it is not bound to: another verifier, another redirect URI, another client. */
+  const unboundRequests = async (c: TestClient, fields: Record<string, string>) => [
+    { ...fields, code_verifier: pkcePair().verifier },
+    { ...fields, redirect_uri: `${c.redirectUri}/other` },
+    { ...fields, ...clientFields(await newClient(t)) },
+  ];
+
   test('of many racing redemptions of one code exactly one gets tokens; mismatched racers are refused without counting as reuse, the bound ones end the winner', { timeout: 60_000 }, async (ctx) => {
     const { c, code, fields } = await freshCode(t, {}, OPENID);
-    const other = await newClient(t);
-    const wrong = [
-      { ...fields, code_verifier: pkcePair().verifier },
-      { ...fields, redirect_uri: `${c.redirectUri}/other` },
-      { ...fields, ...clientFields(other) },
-    ];
+    const wrong = await unboundRequests(c, fields);
     const BOUND = 8;
     const requests = [...Array.from({ length: 12 }, (_, i) => wrong[i % 3]!), ...Array.from({ length: BOUND }, () => fields)];
     const responses = await Promise.all(requests.map((f) => tokenRequest(t, f)));
@@ -114,13 +116,7 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
 
   test('requests that do not match a code (another client, verifier, redirect URI, an expired moment) racing each other leave it unused and not reused', { timeout: 60_000 }, async () => {
     const { c, code, fields } = await freshCode(t, {}, OPENID);
-    const other = await newClient(t);
-    const wrong = [
-      { ...fields, code_verifier: pkcePair().verifier },
-      { ...fields, redirect_uri: `${c.redirectUri}/other` },
-      { ...fields, ...clientFields(other) },
-      (({ code_verifier: _, ...rest }) => rest)(fields),
-    ];
+    const wrong = [...await unboundRequests(c, fields), (({ code_verifier: _, ...rest }) => rest)(fields)];
     const responses = await Promise.all(Array.from({ length: 16 }, (_, i) => tokenRequest(t, wrong[i % 4]!)));
     for (const r of responses) assert.equal((await errorShaped(r, 400)).error, 'invalid_grant');
     assert.equal(await usedAt(t, code), null, 'the code stays unused');

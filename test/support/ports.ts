@@ -4,15 +4,24 @@
  */
 import { createServer, type Server } from 'node:net';
 
-/** A port no process listened on a moment ago: another may take it before the caller listens (`PORT_ATTEMPTS`). */
-export function freePort(): Promise<number> {
+/** A server listening on a port the system chose. */
+function listening(): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
+    const server = createServer().listen(0, '127.0.0.1', () => resolve(server));
     server.once('error', reject);
   });
+}
+
+/** The port `server` listens on, let go: free once this resolves. */
+async function released(server: Server): Promise<number> {
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A port no process listened on a moment ago: another may take it before the caller listens (`PORT_ATTEMPTS`). */
+export async function freePort(): Promise<number> {
+  return released(await listening());
 }
 
 /**
@@ -20,15 +29,8 @@ export function freePort(): Promise<number> {
  * go, since ports chosen one after the other may be the same one twice.
  */
 export async function twoFreePorts(): Promise<[number, number]> {
-  const listening = () => new Promise<Server>((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => resolve(server));
-    server.once('error', reject);
-  });
-  const servers = [await listening(), await listening()] as const;
-  const port = (server: Server) => (server.address() as { port: number }).port;
-  const ports: [number, number] = [port(servers[0]), port(servers[1])];
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return ports;
+  const [first, second] = [await listening(), await listening()];
+  return Promise.all([released(first), released(second)]);
 }
 
 /** How many times a port taken by another process between `freePort` and `listen` is chosen again. */
