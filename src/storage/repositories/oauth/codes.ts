@@ -4,7 +4,7 @@ import type { Instant } from '../../../core/time.js';
 import { type CompiledQueries, type QueryBuilder, aloneRetried } from '../../database.js';
 import type { AuthorizationCodesTable, Database } from '../../schema.js';
 import {
-  KyselyGrantStore, NEW_GRANT, consumeWithGrant, consumedWithGrant, createGrant, grantValues, storedWithGrantByKey, toGrantWithUser,
+  KyselyGrantStore, NEW_GRANT, consumeWithGrant, consumedWithGrant, createGrant, grantIsLive, grantValues, storedWithGrantByKey, toGrantWithUser,
 } from './grants.js';
 import { holdsEveryScope, scopeList } from '../../../core/oauth/scopes.js';
 import { KyselyConsentStore } from './consents.js';
@@ -114,8 +114,7 @@ const codeConsumption = consumedWithGrant(consumeCode);
  * active), as `consumeIssuing` decides it on PostgreSQL: one statement where the consumed row and
  * a read of its grant took two.
  */
-const consumeCodeSayingLive = (db: Kysely<Database>) => consumeCodeWhere(db).returning(sql<number>`exists (select 1 from grants g
-  join users u on u.id = g.user_id where g.id = authorization_codes.grant_id and g.revoked_at is null and u.status = 'active')`.as('live'));
+const consumeCodeSayingLive = (db: Kysely<Database>) => consumeCodeWhere(db).returning((eb) => grantIsLive(eb, 'authorization_codes.grant_id').as('live'));
 
 const codeByHash = (db: Kysely<Database>) => db.selectFrom('authorization_codes').selectAll().where('code_hash', '=', '');
 const codeLookup = storedWithGrantByKey<Selectable<AuthorizationCodesTable>>('authorization_codes', 'code_hash');
@@ -131,8 +130,7 @@ const codeLookup = storedWithGrantByKey<Selectable<AuthorizationCodesTable>>('au
  */
 const consumeIssuing: QueryBuilder<ConsumedIssuing> = (db) => (db as unknown as Kysely<any>)
   .with('c', consumeCode as never)
-  .with('live', (w) => w.selectFrom('c').innerJoin('grants as g', 'g.id', 'c.grant_id').innerJoin('users as u', 'u.id', 'g.user_id')
-    .where('g.revoked_at', 'is', null).where(sql<boolean>`u.status = 'active'`).select('c.grant_id'))
+  .with('live', (w) => w.selectFrom('c').select('c.grant_id').where((eb) => grantIsLive(eb, 'c.grant_id')))
   .with('access', insertTokenIfLive('access_tokens'))
   .with('refresh', (w) => insertTokenIfLive('refresh_tokens')(w).returning('id'))
   // The grant's "last used" (its time, moved forward only as `touchGrant` moves it, then whether

@@ -1,4 +1,4 @@
-import { type Compilable, type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
+import { type Compilable, type ExpressionBuilder, type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
 import type { Grant, GrantStore, GrantWithUser, RevocationReason } from '../../../core/oauth/ports.js';
 import type { Instant } from '../../../core/time.js';
 import { type CompiledQueries, type QueryBuilder, keyIsAnyOf } from '../../database.js';
@@ -68,6 +68,16 @@ export function storedWithGrantByKey<Stored extends { grant_id: number | null }>
   const many: QueryBuilder<Row> = (db) => joined(db).where(keyIsAnyOf(keyColumn));
   return { one, many, keyOf: (row: Row) => String(row.stored[key]) };
 }
+
+/**
+ * Whether the grant named by `grantId` (a column of the row being written) is live: not revoked,
+ * its user active. A consuming write takes its code or refresh token only under this condition,
+ * so a revocation or an account's end committed after the read before it wins (RFC 9700 4.14.2);
+ * the refusals (`CodeRedemption.refusal`, a rotation's) read the same two facts.
+ */
+export const grantIsLive = (eb: ExpressionBuilder<any, any>, grantId: string) => eb.fn.coalesce(eb.selectFrom('grants as g')
+  .innerJoin('users as u', 'u.id', 'g.user_id').select(sql<boolean>`u.status = 'active'`.as('live'))
+  .whereRef('g.id', '=', grantId).where('g.revoked_at', 'is', null), sql<boolean>`false`);
 
 const grantWithUser = (db: Kysely<Database>) => db.selectFrom('grants as g')
   .innerJoin('users as u', 'u.id', 'g.user_id')

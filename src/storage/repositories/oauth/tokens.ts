@@ -6,7 +6,7 @@ import type {
 import type { Instant } from '../../../core/time.js';
 import { type CompiledQueries, type QueryBuilder, aloneRetried, keyIsAnyOf } from '../../database.js';
 import type { AccessTokensTable, Database, RefreshTokensTable } from '../../schema.js';
-import { KyselyGrantStore, consumeWithGrant, consumedWithGrant, storedWithGrantByKey, toGrantWithUser } from './grants.js';
+import { KyselyGrantStore, consumeWithGrant, consumedWithGrant, grantIsLive, storedWithGrantByKey, toGrantWithUser } from './grants.js';
 import { USER_COLUMNS, toUser } from '../accounts/users.js';
 
 function toIssued(row: Selectable<AccessTokensTable>): IssuedToken {
@@ -122,8 +122,7 @@ const refreshLookup = storedWithGrantByKey<Selectable<RefreshTokensTable>>('refr
  */
 const consumeIfLive = (w: QueryCreator<any>) => w.updateTable('refresh_tokens').set({ used_at: 0 })
   .where('token_hash', '=', '').where('used_at', 'is', null).where('revoked_at', 'is', null)
-  .where((eb: any) => eb.exists(eb.selectFrom('grants as g').innerJoin('users as u', 'u.id', 'g.user_id').select(sql`1`.as('live'))
-    .whereRef('g.id', '=', 'refresh_tokens.grant_id').where('g.revoked_at', 'is', null).where(sql<boolean>`u.status = 'active'`)));
+  .where((eb) => grantIsLive(eb, 'refresh_tokens.grant_id'));
 /**
  * A rotation without a successor in one statement (PostgreSQL): `consumeIfLive`, then the access
  * token's row and the refresh token's, stored only when it took the token; then the grant's last
