@@ -73,7 +73,10 @@ export function storedWithGrantByKey<Stored extends { grant_id: number | null }>
  * Whether the grant named by `grantId` (a column of the row being written) is live: not revoked,
  * its user active. A consuming write takes its code or refresh token only under this condition,
  * so a revocation or an account's end committed after the read before it wins (RFC 9700 4.14.2);
- * the refusals (`CodeRedemption.refusal`, a rotation's) read the same two facts.
+ * the refusals (`CodeRedemption.refusal`, a rotation's) read the same two facts. A scalar
+ * subquery, not a join or `exists`: PostgreSQL plans it alone, by the grant's key, where a join was
+ * planned with the tables around it and, on tables without statistics, read every grant of the
+ * code's user (decision 70).
  */
 export const grantIsLive = (eb: ExpressionBuilder<any, any>, grantId: string) => eb.fn.coalesce(eb.selectFrom('grants as g')
   .innerJoin('users as u', 'u.id', 'g.user_id').select(sql<boolean>`u.status = 'active'`.as('live'))
