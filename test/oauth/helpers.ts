@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createAccount } from '../../src/core/accounts/accounts.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
+import { hashSecret } from '../../src/core/credentials/formats.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import type { Client } from '../../src/core/oauth/ports.js';
 import type { KeySet } from '../../src/core/oidc/key-ring.js';
@@ -238,3 +239,29 @@ export async function whileSigning<T>(t: TestApp, meanwhile: () => Promise<void>
 export function startOAuthApp(database: TestDatabase, options: TestAppOptions = {}): Promise<TestApp> {
   return startTestApp(database, options);
 }
+
+/** RFC 6749 5.2: a JSON object with a registered-shape `error`, and nothing that reads like a stack trace. */
+export async function errorShaped(response: Response, status?: number): Promise<{ error: string; error_description?: string }> {
+  const text = await response.text();
+  if (status !== undefined) assert.equal(response.status, status, text);
+  assert.doesNotMatch(text, /\n\s+at |stack|Error:/, `no stack trace in ${text}`);
+  const body = JSON.parse(text) as { error: string; error_description?: string };
+  assert.match(body.error, /^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/);
+  if (body.error_description !== undefined) assert.doesNotMatch(body.error_description, /["\\]/);
+  return body;
+}
+
+/** Whether an access token still opens the API. */
+export const accessTokenWorks = async (t: TestApp, token: string) =>
+  (await fetch(`${t.baseUrl}/api/open/v1/me`, { headers: { authorization: `Bearer ${token}` } })).status === 200;
+
+/** How many access and refresh tokens are stored under a grant. */
+export async function tokensUnder(t: TestApp, grantId: number): Promise<number> {
+  const { db } = t.deps.database;
+  const counted = await Promise.all((['refresh_tokens', 'access_tokens'] as const).map((table) =>
+    db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('grant_id', '=', grantId).executeTakeFirstOrThrow()));
+  return counted.reduce((sum, { n }) => sum + Number(n), 0);
+}
+
+/** When a code was used, as stored (`null` unused, `undefined` unknown). */
+export const codeUsedAt = async (t: TestApp, code: string) => (await t.deps.stores.codes.find(hashSecret(code)))?.usedAt;

@@ -25,32 +25,10 @@ import { type DpopKey, dpopKey, dpopProof } from '../support/dpop.js';
 import { startAppsForSuite } from '../support/instances.js';
 import {
   PASSWORD, type TestClient, type Tokens, clientFields, freshCode, newClient, pkcePair, startOAuthApp, tokenRequest, whileSigning,
+  accessTokenWorks, codeUsedAt, errorShaped, tokensUnder,
 } from '../oauth/helpers.js';
 
 const OPENID = { scope: 'openid profile:read' };
-
-/** RFC 6749 5.2: a JSON object with a registered-shape `error`, and nothing that reads like a stack trace. */
-async function errorShaped(response: Response, status?: number): Promise<{ error: string; error_description?: string }> {
-  const text = await response.text();
-  if (status !== undefined) assert.equal(response.status, status, text);
-  assert.doesNotMatch(text, /\n\s+at |stack|Error:/, `no stack trace in ${text}`);
-  const body = JSON.parse(text) as { error: string; error_description?: string };
-  assert.match(body.error, /^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/);
-  if (body.error_description !== undefined) assert.doesNotMatch(body.error_description, /["\\]/);
-  return body;
-}
-
-/** Whether an access token still opens the API. */
-const works = async (t: TestApp, token: string) => (await fetch(`${t.baseUrl}/api/open/v1/me`, { headers: { authorization: `Bearer ${token}` } })).status === 200;
-
-async function tokensUnder(t: TestApp, grantId: number): Promise<number> {
-  const { db } = t.deps.database;
-  const counted = await Promise.all((['refresh_tokens', 'access_tokens'] as const).map((table) =>
-    db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('grant_id', '=', grantId).executeTakeFirstOrThrow()));
-  return counted.reduce((sum, { n }) => sum + Number(n), 0);
-}
-
-const usedAt = async (t: TestApp, code: string) => (await t.deps.stores.codes.find(hashSecret(code)))?.usedAt;
 
 /** Every insert into access_tokens for `clientId` fails, as a statement timeout would fail it, while `work` runs. */
 async function whileClientsTokensFail<T>(t: TestApp, database: TestDatabase, clientId: string, work: () => Promise<T>): Promise<T> {
@@ -99,7 +77,7 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
       ctx.diagnostic(`spread round ${round}: ${spreadStatuses.join(',')}`);
       assert.equal(spreadStatuses.filter((s) => s === 200).length, 1, `spread round ${round}: ${spreadStatuses.join(',')}`);
       for (const r of spread) if (r.status !== 200) assert.equal((await errorShaped(r, 400)).error, 'invalid_grant');
-      assert.equal(await works(t, ((await spread.find((r) => r.status === 200)!.json()) as Tokens).access_token), false, 'the winner outlived the reuse');
+      assert.equal(await accessTokenWorks(t, ((await spread.find((r) => r.status === 200)!.json()) as Tokens).access_token), false, 'the winner outlived the reuse');
     }
     ctx.diagnostic(`statuses ${responses.map((r) => r.status).join(',')}`);
     const won = responses.filter((r) => r.status === 200);
@@ -108,9 +86,9 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
     for (const r of responses) if (r !== won[0]) assert.equal((await errorShaped(r, 400)).error, 'invalid_grant');
     const tokens = (await won[0]!.json()) as Tokens;
     assert.ok(tokens.id_token);
-    assert.notEqual(await usedAt(t, code), null);
+    assert.notEqual(await codeUsedAt(t, code), null);
     // The other bound racers were reuses: every grant of the user for the client ended, the winner's tokens with it.
-    assert.equal(await works(t, tokens.access_token), false, 'the winner\'s access token survived the reuse');
+    assert.equal(await accessTokenWorks(t, tokens.access_token), false, 'the winner\'s access token survived the reuse');
     assert.notEqual((await refresh(c, tokens.refresh_token)).status, 200, 'the winner\'s refresh token survived the reuse');
   });
 
@@ -119,10 +97,10 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
     const wrong = [...await unboundRequests(c, fields), (({ code_verifier: _, ...rest }) => rest)(fields)];
     const responses = await Promise.all(Array.from({ length: 16 }, (_, i) => tokenRequest(t, wrong[i % 4]!)));
     for (const r of responses) assert.equal((await errorShaped(r, 400)).error, 'invalid_grant');
-    assert.equal(await usedAt(t, code), null, 'the code stays unused');
+    assert.equal(await codeUsedAt(t, code), null, 'the code stays unused');
     const right = await tokenRequest(t, fields);
     assert.equal(right.status, 200);
-    assert.equal(await works(t, ((await right.json()) as Tokens).access_token), true, 'not ended as a reuse');
+    assert.equal(await accessTokenWorks(t, ((await right.json()) as Tokens).access_token), true, 'not ended as a reuse');
   });
 
   test('a code at the exact moment it expires is refused and left unused, not counted as reuse; one that expires while its id_token is signed is redeemed at most once', { timeout: 30_000 }, async (ctx) => {
@@ -133,7 +111,7 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
     try {
       const expired = await Promise.all(Array.from({ length: 4 }, () => tokenRequest(t, fields)));
       for (const r of expired) assert.match((await errorShaped(r, 400)).error_description ?? '', /expired/);
-      assert.equal(await usedAt(t, code), null, 'an expired code stays unused');
+      assert.equal(await codeUsedAt(t, code), null, 'an expired code stays unused');
     } finally {
       t.clock.advance(-shift);
     }
@@ -150,11 +128,11 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
     ctx.diagnostic(`expiring while signed: ${response.status}`);
     if (response.status === 200) {
       // Decided at the request's time: redeemed, once.
-      assert.equal(await works(t, ((await response.json()) as Tokens).access_token), true);
-      assert.notEqual(await usedAt(t, late.code), null);
+      assert.equal(await accessTokenWorks(t, ((await response.json()) as Tokens).access_token), true);
+      assert.notEqual(await codeUsedAt(t, late.code), null);
     } else {
       await errorShaped(response, 400);
-      assert.equal(await usedAt(t, late.code), null, 'refused as expired, yet used');
+      assert.equal(await codeUsedAt(t, late.code), null, 'refused as expired, yet used');
       assert.equal(await tokensUnder(t, lateCode.grantId), 0);
     }
   });
@@ -190,7 +168,7 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
     const grantId = (await t.deps.stores.codes.find(hashSecret(code)))!.grantId;
     const response = await whileSigning(t, async () => { await revokeGrant(t.deps.stores, grantId, 'refresh_reuse', t.clock.now()); }, () => tokenRequest(t, fields));
     assert.equal((await errorShaped(response, 400)).error, 'invalid_grant');
-    assert.notEqual(await usedAt(t, code), null);
+    assert.notEqual(await codeUsedAt(t, code), null);
     assert.equal(await tokensUnder(t, grantId), 0);
   });
 
@@ -207,7 +185,7 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
       for (const r of responses) {
         if (r.status !== 200) { assert.equal((await errorShaped(r, 400)).error, 'invalid_grant'); continue; }
         const tokens = (await r.json()) as Tokens;
-        assert.equal(await works(t, tokens.access_token), false, `round ${round}: an access token outlived the withdrawal`);
+        assert.equal(await accessTokenWorks(t, tokens.access_token), false, `round ${round}: an access token outlived the withdrawal`);
         assert.notEqual((await refresh(c, tokens.refresh_token)).status, 200, `round ${round}: a refresh token outlived the withdrawal`);
       }
     }
@@ -230,8 +208,8 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
     assert.equal(second!.status, 200, 'the request that wrote first won');
     for (const r of [first, third!]) assert.equal((await errorShaped(r, 400)).error, 'invalid_grant');
     const tokens = (await second!.json()) as Tokens;
-    assert.notEqual(await usedAt(t, code), null);
-    assert.equal(await works(t, tokens.access_token), false, 'the winner\'s access token outlived the reuse');
+    assert.notEqual(await codeUsedAt(t, code), null);
+    assert.equal(await accessTokenWorks(t, tokens.access_token), false, 'the winner\'s access token outlived the reuse');
     assert.notEqual((await refresh(c, tokens.refresh_token)).status, 200, 'the winner\'s refresh token outlived the reuse');
   });
 
@@ -241,10 +219,10 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
     const body = await errorShaped(response);
     ctx.diagnostic(`${response.status} ${JSON.stringify(body)}`);
     assert.ok(response.status >= 500, `status ${response.status}`);
-    assert.equal(await usedAt(t, code), null);
+    assert.equal(await codeUsedAt(t, code), null);
     const again = await tokenRequest(t, fields);
     assert.equal(again.status, 200);
-    assert.equal(await works(t, ((await again.json()) as Tokens).access_token), true);
+    assert.equal(await accessTokenWorks(t, ((await again.json()) as Tokens).access_token), true);
   });
 
   test('a request that does not match a code whose grant was revoked leaves the code unused (the refusal\'s consuming write matches only the bound request)', { timeout: 30_000 }, async () => {
@@ -256,9 +234,9 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
       tokenRequest(t, { ...fields, redirect_uri: 'https://app.example/elsewhere' }),
     ]);
     for (const r of wrong) assert.equal((await errorShaped(r, 400)).error, 'invalid_grant');
-    assert.equal(await usedAt(t, code), null, 'a mismatched request used the code');
+    assert.equal(await codeUsedAt(t, code), null, 'a mismatched request used the code');
     assert.equal((await errorShaped(await tokenRequest(t, fields), 400)).error, 'invalid_grant');
-    assert.notEqual(await usedAt(t, code), null, 'the bound request uses it');
+    assert.notEqual(await codeUsedAt(t, code), null, 'the bound request uses it');
     assert.equal(await tokensUnder(t, grantId), 0);
   });
 
@@ -269,7 +247,7 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
     const htu = `${t.baseUrl}/api/oauth/token`;
     const asked = await tokenRequest(t, fields, { dpop: await dpopProof(key, { htu, nowMs: t.clock.now() }) });
     const nonce = asked.status === 400 ? asked.headers.get('dpop-nonce') ?? undefined : undefined;
-    assert.equal(await usedAt(t, code), null);
+    assert.equal(await codeUsedAt(t, code), null);
     const proof = (k: DpopKey) => dpopProof(k, { htu, nowMs: t.clock.now(), ...(nonce ? { nonce } : {}) });
     const wrongKeys = await Promise.all(Array.from({ length: 9 }, async (_, i) => ({ dpop: await proof(others[i % 3]!) })));
     const noProof = Array.from({ length: 3 }, () => ({}));
@@ -303,14 +281,14 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
     const failed = responses.at(-1)!;
     assert.ok(failed.status >= 500, `the failing one: ${failed.status}`);
     ctx.diagnostic(JSON.stringify(await errorShaped(failed)));
-    assert.equal(await usedAt(t, failing.code), null, 'a failure to issue leaves the code unused');
+    assert.equal(await codeUsedAt(t, failing.code), null, 'a failure to issue leaves the code unused');
     for (const [i, r] of responses.slice(0, -1).entries()) {
       assert.equal(r.status, 200, `code ${i}: ${await r.clone().text()}`);
-      assert.equal(await works(t, ((await r.json()) as Tokens).access_token), true);
+      assert.equal(await accessTokenWorks(t, ((await r.json()) as Tokens).access_token), true);
     }
     const again = await tokenRequest(t, failing.fields);
     assert.equal(again.status, 200, 'the failed redemption did not use the code');
-    assert.equal(await works(t, ((await again.json()) as Tokens).access_token), true, 'and was not counted as a reuse');
+    assert.equal(await accessTokenWorks(t, ((await again.json()) as Tokens).access_token), true, 'and was not counted as a reuse');
   });
 
   test('the refresh token obtained right after a redemption is usable exactly once', { timeout: 30_000 }, async (ctx) => {
@@ -370,10 +348,10 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
       const body = await errorShaped(response);
       ctx.diagnostic(`${response.status} ${JSON.stringify(body)}`);
       assert.ok(response.status >= 500, `status ${response.status}`);
-      assert.equal(await usedAt(t, code), null, 'the code stays unused');
+      assert.equal(await codeUsedAt(t, code), null, 'the code stays unused');
       const again = await tokenRequest(t, fields);
       assert.equal(again.status, 200, 'redeemed once the lock is gone, not counted as a reuse');
-      assert.equal(await works(t, ((await again.json()) as Tokens).access_token), true);
+      assert.equal(await accessTokenWorks(t, ((await again.json()) as Tokens).access_token), true);
     });
   }
 
@@ -397,7 +375,7 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
         for (const r of responses) if (r.status !== 200) assert.equal((await errorShaped(r, 400)).error, 'invalid_grant');
         const tokens = (await responses.find((r) => r.status === 200)!.json()) as Tokens;
         assert.notEqual((await apps[1].deps.stores.codes.find(hashSecret(code)))?.usedAt, null);
-        for (const on of apps) assert.equal(await works(on, tokens.access_token), false, `round ${round}: the winner outlived the reuse`);
+        for (const on of apps) assert.equal(await accessTokenWorks(on, tokens.access_token), false, `round ${round}: the winner outlived the reuse`);
         const refreshed = await tokenRequest(apps[1], { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) });
         assert.notEqual(refreshed.status, 200);
       }
@@ -416,7 +394,7 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
       assert.deepEqual(statuses, [400, 200, 400]);
       for (const r of [first, third!]) assert.equal((await errorShaped(r, 400)).error, 'invalid_grant');
       const tokens = (await second!.json()) as Tokens;
-      for (const on of apps) assert.equal(await works(on, tokens.access_token), false, 'the winner outlived the reuse');
+      for (const on of apps) assert.equal(await accessTokenWorks(on, tokens.access_token), false, 'the winner outlived the reuse');
       assert.notEqual((await tokenRequest(apps[0], { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) })).status, 200);
     });
 

@@ -23,32 +23,10 @@ import { forEachDatabase } from '../support/databases.js';
 import {
   type Browser, PASSWORD, type TestClient, type Tokens, clientFields, codeExchangeFields, newClient, obtainCode, pkcePair, signedInBrowser,
   startOAuthApp, tokenRequest, whileSigning,
+  accessTokenWorks, codeUsedAt, errorShaped, tokensUnder,
 } from '../oauth/helpers.js';
 
 const OPENID = { scope: 'openid profile:read' };
-
-/** RFC 6749 5.2: a JSON object with a registered-shape `error`, and nothing that reads like a stack trace (as attack128's). */
-async function errorShaped(response: Response, status?: number): Promise<{ error: string; error_description?: string }> {
-  const text = await response.text();
-  if (status !== undefined) assert.equal(response.status, status, text);
-  assert.doesNotMatch(text, /\n\s+at |stack|Error:/, `no stack trace in ${text}`);
-  const body = JSON.parse(text) as { error: string; error_description?: string };
-  assert.match(body.error, /^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/);
-  if (body.error_description !== undefined) assert.doesNotMatch(body.error_description, /["\\]/);
-  return body;
-}
-
-/** Whether an access token still opens the API. */
-const works = async (t: TestApp, token: string) => (await fetch(`${t.baseUrl}/api/open/v1/me`, { headers: { authorization: `Bearer ${token}` } })).status === 200;
-
-async function tokensUnder(t: TestApp, grantId: number): Promise<number> {
-  const { db } = t.deps.database;
-  const counted = await Promise.all((['refresh_tokens', 'access_tokens'] as const).map((table) =>
-    db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('grant_id', '=', grantId).executeTakeFirstOrThrow()));
-  return counted.reduce((sum, { n }) => sum + Number(n), 0);
-}
-
-const usedAt = async (t: TestApp, code: string) => (await t.deps.stores.codes.find(hashSecret(code)))?.usedAt;
 
 interface Authorized { c: TestClient; code: string; grantId: number; fields: Record<string, string> }
 
@@ -116,18 +94,18 @@ forEachDatabase('attack129 the grant\'s liveness read by its key', (database) =>
     const body = await errorShaped(response, 400);
     assert.equal(body.error, 'invalid_grant');
     ctx.diagnostic(`target: ${response.status} ${JSON.stringify(body)}`);
-    assert.notEqual(await usedAt(t, target.code), null, 'the target code stays used');
+    assert.notEqual(await codeUsedAt(t, target.code), null, 'the target code stays used');
     assert.equal(await tokensUnder(t, target.grantId), 0, 'no token under the revoked grant');
     const [redemptions, rotations] = [await racing!, await rotating!];
     ctx.diagnostic(`others: ${redemptions.map((r) => r.status).join(',')}; rotations: ${rotations.map((r) => r.status).join(',')}`);
     for (const [i, r] of redemptions.entries()) {
       assert.equal(r.status, 200, `code ${i} of grant ${others[i]!.grantId}: ${await r.clone().text()}`);
-      assert.equal(await works(t, ((await r.json()) as Tokens).access_token), true, `code ${i}'s access token`);
+      assert.equal(await accessTokenWorks(t, ((await r.json()) as Tokens).access_token), true, `code ${i}'s access token`);
     }
     for (const [i, r] of rotations.entries()) {
       assert.equal(r.status, 200, `refresh ${i} of grant ${held[i]!.grantId}: ${await r.clone().text()}`);
       const tokens = (await r.json()) as Tokens;
-      assert.equal(await works(t, tokens.access_token), true, `refresh ${i}'s access token`);
+      assert.equal(await accessTokenWorks(t, tokens.access_token), true, `refresh ${i}'s access token`);
     }
     // The grants revoked before: their codes are refused (by the read), and leave nothing.
     for (const r of revoked) {
@@ -161,7 +139,7 @@ forEachDatabase('attack129 the grant\'s liveness read by its key', (database) =>
     for (const [i, r] of rotations.entries()) {
       assert.equal(r.status, 200, `refresh ${i} of grant ${others[i]!.grantId}: ${await r.clone().text()}`);
       const tokens = (await r.json()) as Tokens;
-      assert.equal(await works(t, tokens.access_token), true);
+      assert.equal(await accessTokenWorks(t, tokens.access_token), true);
       assert.equal((await refresh(others[i]!.c, tokens.refresh_token)).status, 200, `refresh ${i}'s successor rotates`);
     }
     for (const [i, r] of redemptions.entries()) assert.equal(r.status, 200, `code ${i}: ${await r.clone().text()}`);
@@ -185,13 +163,13 @@ forEachDatabase('attack129 the grant\'s liveness read by its key', (database) =>
     assert.notEqual((await t.deps.stores.grants.findById(fresh.grantId))?.revokedAt, null, 'the reuse revoked the grant that existed');
     assert.equal(await tokensUnder(t, fresh.grantId), 0, 'no token under the new grant the reuse ended');
     // The member's other app, and another member's grant of the same app, are not the reuse's.
-    assert.equal(await works(t, ofB.tokens.access_token), true);
+    assert.equal(await accessTokenWorks(t, ofB.tokens.access_token), true);
     assert.equal((await refresh(ofB.c, ofB.tokens.refresh_token)).status, 200);
-    assert.equal(await works(t, othersOfA.tokens.access_token), true);
+    assert.equal(await accessTokenWorks(t, othersOfA.tokens.access_token), true);
     assert.equal((await refresh(othersOfA.c, othersOfA.tokens.refresh_token)).status, 200);
     // An authorization after the reuse is the member's new grant: it works.
     const after = await redeemed(t, member.browser, a);
-    assert.equal(await works(t, after.tokens.access_token), true);
+    assert.equal(await accessTokenWorks(t, after.tokens.access_token), true);
     assert.equal((await refresh(a, after.tokens.refresh_token)).status, 200);
   });
 
@@ -208,7 +186,7 @@ forEachDatabase('attack129 the grant\'s liveness read by its key', (database) =>
     assert.equal((await errorShaped(reuse!, 400)).error, 'invalid_grant');
     assert.equal((await errorShaped(response, 400)).error, 'invalid_grant');
     assert.equal(await tokensUnder(t, newer.grantId), before, 'the rotation stored a pair under a grant the reuse ended');
-    assert.equal(await works(t, newer.tokens.access_token), false);
+    assert.equal(await accessTokenWorks(t, newer.tokens.access_token), false);
   });
 
   test('reuses racing new authorizations of the same member and app: a new grant the reuse did not revoke works, one it revoked leaves no working token', { timeout: 120_000 }, async (ctx) => {
@@ -233,12 +211,12 @@ forEachDatabase('attack129 the grant\'s liveness read by its key', (database) =>
       if (revokedAt === null) {
         assert.equal(response.status, 200, `round ${round}: a grant the reuse left alone was refused: ${await response.clone().text()}`);
         const tokens = (await response.json()) as Tokens;
-        assert.equal(await works(t, tokens.access_token), true);
+        assert.equal(await accessTokenWorks(t, tokens.access_token), true);
         assert.equal((await refresh(a, tokens.refresh_token)).status, 200);
       } else if (response.status === 200) {
         // Issued before the reuse revoked it: the tokens died with it.
         const tokens = (await response.json()) as Tokens;
-        assert.equal(await works(t, tokens.access_token), false, `round ${round}: an access token outlived the reuse`);
+        assert.equal(await accessTokenWorks(t, tokens.access_token), false, `round ${round}: an access token outlived the reuse`);
         assert.notEqual((await refresh(a, tokens.refresh_token)).status, 200);
       } else {
         assert.equal((await errorShaped(response, 400)).error, 'invalid_grant');
@@ -246,7 +224,7 @@ forEachDatabase('attack129 the grant\'s liveness read by its key', (database) =>
       }
     }
     ctx.diagnostic(`new authorization's answer / its grant: ${outcomes.join(' ')}`);
-    assert.equal(await works(t, ofB.tokens.access_token), true, 'the member\'s other app is not the reuse\'s');
+    assert.equal(await accessTokenWorks(t, ofB.tokens.access_token), true, 'the member\'s other app is not the reuse\'s');
   });
 
   test('codes of a confidential client without PKCE raced by many requests: exactly one winner, unbound racers refused without counting as reuse', { timeout: 60_000 }, async (ctx) => {
@@ -259,7 +237,7 @@ forEachDatabase('attack129 the grant\'s liveness read by its key', (database) =>
       const unbound = { ...fields, code_verifier: pkcePair().verifier };
       // First only unbound requests: none consumes it.
       for (const r of await Promise.all(Array.from({ length: 8 }, () => tokenRequest(t, unbound)))) assert.equal((await errorShaped(r, 400)).error, 'invalid_grant');
-      assert.equal(await usedAt(t, code), null, 'a request with a verifier consumed a code without a challenge');
+      assert.equal(await codeUsedAt(t, code), null, 'a request with a verifier consumed a code without a challenge');
       const requests = Array.from({ length: 24 }, (_, i) => (i % 3 === 0 ? unbound : fields));
       const responses = await Promise.all(requests.map((f) => tokenRequest(t, f)));
       const statuses = responses.map((r) => r.status);
@@ -271,7 +249,7 @@ forEachDatabase('attack129 the grant\'s liveness read by its key', (database) =>
       const tokens = (await responses[winner]!.json()) as Tokens;
       assert.ok(tokens.id_token);
       // The bound losers presented a used code: a reuse, which ends the winner's tokens.
-      assert.equal(await works(t, tokens.access_token), false, 'the winner outlived the reuse');
+      assert.equal(await accessTokenWorks(t, tokens.access_token), false, 'the winner outlived the reuse');
     }
   });
 
@@ -289,7 +267,7 @@ forEachDatabase('attack129 the grant\'s liveness read by its key', (database) =>
     assert.deepEqual(counts, { 200: 1, 400: 199 });
     for (const r of responses) if (r.status !== 200) assert.equal((await errorShaped(r, 400)).error, 'invalid_grant');
     const tokens = (await responses.find((r) => r.status === 200)!.json()) as Tokens;
-    assert.equal(await works(t, tokens.access_token), false, 'the winner outlived the reuse');
+    assert.equal(await accessTokenWorks(t, tokens.access_token), false, 'the winner outlived the reuse');
     assert.notEqual((await refresh(c, tokens.refresh_token)).status, 200);
   });
 
@@ -336,7 +314,7 @@ forEachDatabase('attack129 the grant\'s liveness read by its key', (database) =>
       assert.equal(response.status, 400, JSON.stringify(body));
       assert.equal(body.error, 'invalid_grant');
       assert.ok(await tokensUnder(t, grantId) <= stored, 'a token was stored under the ended grant');
-      assert.equal(await works(t, tokens.access_token), false);
+      assert.equal(await accessTokenWorks(t, tokens.access_token), false);
     });
   }
 
@@ -353,7 +331,7 @@ forEachDatabase('attack129 the grant\'s liveness read by its key', (database) =>
       ctx.diagnostic(`${response.status} ${JSON.stringify(body)}`);
       assert.equal(response.status, 400);
       assert.equal(body.error, 'invalid_grant');
-      assert.notEqual(await usedAt(t, a.code), null);
+      assert.notEqual(await codeUsedAt(t, a.code), null);
       assert.equal(await tokensUnder(t, a.grantId), 0);
     });
   }
@@ -393,7 +371,7 @@ forEachDatabase('attack129 the grant\'s liveness read by its key', (database) =>
       assert.equal(await tokensUnder(t, a.grantId), 0, 'the refused redemption stored tokens under the grant it read');
       assert.equal(await tokensUnder(t, held.grantId), 1, 'the refused rotation stored tokens under the grant it read (its access token alone is left there)');
       assert.equal(await tokensUnder(t, missing), 1, 'only the dangling refresh token names the missing grant');
-      assert.notEqual(await usedAt(t, a.code), null, 'the code consumed, as one whose grant ended');
+      assert.notEqual(await codeUsedAt(t, a.code), null, 'the code consumed, as one whose grant ended');
     } finally {
       await restore('authorization_codes', 'code_hash', hashSecret(a.code), a.grantId);
       await restore('refresh_tokens', 'token_hash', hashSecret(held.tokens.refresh_token), held.grantId);
@@ -412,10 +390,10 @@ forEachDatabase('attack129 the grant\'s liveness read by its key', (database) =>
     };
     const redemption = await whileSigning(t, change, () => tokenRequest(t, a.fields));
     assert.equal(redemption.status, 200, await redemption.clone().text());
-    assert.equal(await works(t, ((await redemption.json()) as Tokens).access_token), true);
+    assert.equal(await accessTokenWorks(t, ((await redemption.json()) as Tokens).access_token), true);
     const rotation = await whileSigning(t, change, () => refresh(cl, held.tokens.refresh_token));
     assert.equal(rotation.status, 200, await rotation.clone().text());
-    assert.equal(await works(t, ((await rotation.json()) as Tokens).access_token), true);
+    assert.equal(await accessTokenWorks(t, ((await rotation.json()) as Tokens).access_token), true);
   });
 
   test('hostile token requests against a code and a refresh token leave both as they were: RFC 6749 5.2 refusals, then the bound requests go through', { timeout: 30_000 }, async (ctx) => {
@@ -447,18 +425,18 @@ forEachDatabase('attack129 the grant\'s liveness read by its key', (database) =>
     }
     ctx.diagnostic(seen.join('; '));
     // The client_id injection is not this client (invalid_client); nothing was used or ended.
-    assert.equal(await usedAt(t, a.code), null, 'a hostile request consumed the code');
+    assert.equal(await codeUsedAt(t, a.code), null, 'a hostile request consumed the code');
     assert.equal((await t.deps.stores.tokens.findRefresh(hashSecret(held.tokens.refresh_token)))?.usedAt, null, 'a hostile request rotated the token');
     // Fields the endpoint does not know are ignored (RFC 6749 3.2), a grant_id naming another, revoked, grant included: the code's own grant is the one used.
     const elsewhere = await authorize(t, browser, cl);
     assert.equal(await revokeGrantRowOnly(t, elsewhere.grantId), true);
     const right = await tokenRequest(t, { ...a.fields, grant_id: String(elsewhere.grantId), user_id: '1' });
     assert.equal(right.status, 200, await right.clone().text());
-    assert.equal(await works(t, ((await right.json()) as Tokens).access_token), true, 'counted as a reuse');
+    assert.equal(await accessTokenWorks(t, ((await right.json()) as Tokens).access_token), true, 'counted as a reuse');
     assert.equal(await tokensUnder(t, a.grantId), 2, 'the pair stored under the code\'s own grant');
     assert.equal(await tokensUnder(t, elsewhere.grantId), 0);
     const rotated = await refresh(cl, held.tokens.refresh_token);
     assert.equal(rotated.status, 200);
-    assert.equal(await works(t, ((await rotated.json()) as Tokens).access_token), true);
+    assert.equal(await accessTokenWorks(t, ((await rotated.json()) as Tokens).access_token), true);
   });
 });
