@@ -200,13 +200,18 @@ export async function signedInBrowser(t: TestApp): Promise<{ browser: Browser; u
   return { browser, user };
 }
 
+/** A code the member signed in on `browser` gives `c`, with its PKCE pair and the token request's fields that redeem it. */
+export async function codeFor(browser: Browser, c: TestClient, authorize: Omit<AuthorizeOptions, 'pkce'> = {}) {
+  const pkce = pkcePair();
+  const code = await obtainCode(browser, c, { ...authorize, pkce });
+  return { pkce, code, fields: codeExchangeFields(c, code, pkce) };
+}
+
 /** A fresh code for a new user and a new client, with the token request's fields that redeem it. */
 export async function freshCode(t: TestApp, client: NewClientOptions = {}, authorize: Omit<AuthorizeOptions, 'pkce'> = {}) {
   const c = await newClient(t, client);
   const { browser, user } = await signedInBrowser(t);
-  const pkce = pkcePair();
-  const code = await obtainCode(browser, c, { ...authorize, pkce });
-  return { c, browser, user, pkce, code, fields: codeExchangeFields(c, code, pkce) };
+  return { c, browser, user, ...await codeFor(browser, c, authorize) };
 }
 
 /** Runs `meanwhile` as the next id_token is about to be signed, inside the token request that signs it. */
@@ -265,3 +270,6 @@ export async function tokensUnder(t: TestApp, grantId: number): Promise<number> 
 
 /** When a code was used, as stored (`null` unused, `undefined` unknown). */
 export const codeUsedAt = async (t: TestApp, code: string) => (await t.deps.stores.codes.find(hashSecret(code)))?.usedAt;
+
+/** The grant a stored code was issued under. */
+export const grantOfCode = async (t: TestApp, code: string) => (await t.deps.stores.codes.find(hashSecret(code)))!.grantId;

@@ -25,7 +25,7 @@ import { type DpopKey, dpopKey, dpopProof } from '../support/dpop.js';
 import { startAppsForSuite } from '../support/instances.js';
 import {
   PASSWORD, type TestClient, type Tokens, clientFields, freshCode, newClient, pkcePair, startOAuthApp, tokenRequest, whileSigning,
-  accessTokenWorks, codeUsedAt, errorShaped, tokensUnder,
+  accessTokenWorks, codeUsedAt, errorShaped, grantOfCode, tokensUnder,
 } from '../oauth/helpers.js';
 
 const OPENID = { scope: 'openid profile:read' };
@@ -153,7 +153,7 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
   ] as const) {
     test(`${what} while the id_token is signed: no live token, an RFC 6749 5.2 refusal`, { timeout: 30_000 }, async (ctx) => {
       const { c, user, code, fields } = await freshCode(t, {}, OPENID);
-      const grantId = (await t.deps.stores.codes.find(hashSecret(code)))!.grantId;
+      const grantId = await grantOfCode(t, code);
       const response = await whileSigning(t, () => end(user, c), () => tokenRequest(t, fields));
       const body = await errorShaped(response);
       ctx.diagnostic(`${response.status} ${JSON.stringify(body)}`);
@@ -165,7 +165,7 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
 
   test('a grant revoked (its family ended) while the id_token is signed: the code stays used, no tokens', { timeout: 30_000 }, async () => {
     const { code, fields } = await freshCode(t, {}, OPENID);
-    const grantId = (await t.deps.stores.codes.find(hashSecret(code)))!.grantId;
+    const grantId = await grantOfCode(t, code);
     const response = await whileSigning(t, async () => { await revokeGrant(t.deps.stores, grantId, 'refresh_reuse', t.clock.now()); }, () => tokenRequest(t, fields));
     assert.equal((await errorShaped(response, 400)).error, 'invalid_grant');
     assert.notEqual(await codeUsedAt(t, code), null);
@@ -227,7 +227,7 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
 
   test('a request that does not match a code whose grant was revoked leaves the code unused (the refusal\'s consuming write matches only the bound request)', { timeout: 30_000 }, async () => {
     const { code, fields } = await freshCode(t, {}, OPENID);
-    const grantId = (await t.deps.stores.codes.find(hashSecret(code)))!.grantId;
+    const grantId = await grantOfCode(t, code);
     await revokeGrant(t.deps.stores, grantId, 'refresh_reuse', t.clock.now());
     const wrong = await Promise.all([
       tokenRequest(t, { ...fields, code_verifier: pkcePair().verifier }),
@@ -312,7 +312,7 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
     ] as const) {
       test(`a redemption racing ${what} in another process's uncommitted transaction leaves no token`, { timeout: 30_000 }, async (ctx) => {
         const { c, user, code, fields } = await freshCode(t, {}, OPENID);
-        const grantId = (await t.deps.stores.codes.find(hashSecret(code)))!.grantId;
+        const grantId = await grantOfCode(t, code);
         const outside = new SQLite((database.target as { path: string }).path);
         try {
           outside.pragma('busy_timeout = 5000');
@@ -374,7 +374,7 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
         assert.equal(statuses.filter((s) => s === 200).length, 1, `round ${round}: statuses ${statuses.join(',')}`);
         for (const r of responses) if (r.status !== 200) assert.equal((await errorShaped(r, 400)).error, 'invalid_grant');
         const tokens = (await responses.find((r) => r.status === 200)!.json()) as Tokens;
-        assert.notEqual((await apps[1].deps.stores.codes.find(hashSecret(code)))?.usedAt, null);
+        assert.notEqual(await codeUsedAt(apps[1], code), null);
         for (const on of apps) assert.equal(await accessTokenWorks(on, tokens.access_token), false, `round ${round}: the winner outlived the reuse`);
         const refreshed = await tokenRequest(apps[1], { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) });
         assert.notEqual(refreshed.status, 200);
@@ -400,7 +400,7 @@ forEachDatabase('attack128 a code redeemed after it is read', (database) => {
 
     test('a redemption on one instance while the other withdraws consent during its signature: no live token', { timeout: 30_000 }, async () => {
       const { c, user, code, fields } = await freshCode(apps[0], {}, OPENID);
-      const grantId = (await apps[0].deps.stores.codes.find(hashSecret(code)))!.grantId;
+      const grantId = await grantOfCode(apps[0], code);
       const response = await whileSigning(apps[0], async () => { await withdrawConsent(apps[1].deps, user.id, c.client.clientId); }, () => tokenRequest(apps[0], fields));
       assert.equal((await errorShaped(response, 400)).error, 'invalid_grant');
       assert.equal(await tokensUnder(apps[0], grantId), 0);

@@ -23,7 +23,7 @@ import { forEachDatabase } from '../support/databases.js';
 import {
   type Browser, PASSWORD, type TestClient, type Tokens, clientFields, codeExchangeFields, newClient, obtainCode, pkcePair, signedInBrowser,
   startOAuthApp, tokenRequest, whileSigning,
-  accessTokenWorks, codeUsedAt, errorShaped, tokensUnder,
+  accessTokenWorks, codeFor, codeUsedAt, errorShaped, grantOfCode, tokensUnder,
 } from '../oauth/helpers.js';
 
 const OPENID = { scope: 'openid profile:read' };
@@ -32,10 +32,8 @@ interface Authorized { c: TestClient; code: string; grantId: number; fields: Rec
 
 /** One more authorization of `c` by the member signed in on `browser`: a new grant and its unredeemed code. */
 async function authorize(t: TestApp, browser: Browser, c: TestClient): Promise<Authorized> {
-  const pkce = pkcePair();
-  const code = await obtainCode(browser, c, { ...OPENID, pkce });
-  const grantId = (await t.deps.stores.codes.find(hashSecret(code)))!.grantId;
-  return { c, code, grantId, fields: codeExchangeFields(c, code, pkce) };
+  const { code, fields } = await codeFor(browser, c, OPENID);
+  return { c, code, grantId: await grantOfCode(t, code), fields };
 }
 
 /** An authorization redeemed: its grant and tokens. */
