@@ -1,7 +1,7 @@
 /** The id_token (OpenID Connect Core 1.0 section 2, INTERFACE section 5). */
 import { createHash } from 'node:crypto';
-import { SignJWT } from 'jose';
 import { ID_TOKEN_LIFETIME_SECONDS } from './keys.js';
+import { signCompact } from './jws.js';
 import type { User } from '../accounts/ports.js';
 import type { Client } from '../oauth/ports.js';
 import type { Instant } from '../time.js';
@@ -46,6 +46,11 @@ export async function issueIdToken(keys: KeySet, site: ClaimsSite, request: IdTo
   const key = await keys.signingKey(request.client.idTokenAlg, request.now);
   const iat = Math.floor(request.now / 1000);
   const claims: Record<string, unknown> = {
+    iss: request.issuer,
+    sub: String(request.user.id),
+    aud: request.client.clientId,
+    iat,
+    exp: iat + ID_TOKEN_LIFETIME_SECONDS,
     azp: request.client.clientId,
     auth_time: idTokenAuthTime(request.authTime),
     at_hash: accessTokenHash(request.accessToken),
@@ -54,12 +59,5 @@ export async function issueIdToken(keys: KeySet, site: ClaimsSite, request: IdTo
     ...(request.sid == null ? {} : { sid: request.sid }),
     ...(hasProfileClaims(request.scopes) ? profileClaims(request.user, site) : {}),
   };
-  return new SignJWT(claims)
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
-    .setIssuer(request.issuer)
-    .setSubject(String(request.user.id))
-    .setAudience(request.client.clientId)
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + ID_TOKEN_LIFETIME_SECONDS)
-    .sign(key.privateKey);
+  return signCompact(key.alg, key.privateKey, { alg: key.alg, kid: key.kid, typ: 'JWT' }, claims);
 }

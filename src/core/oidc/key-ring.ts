@@ -7,9 +7,11 @@
  * interval, not once per request. Which key signs is decided at each signature from the times the
  * keys carry, so a key becomes active on time without a read.
  */
-import { type JWK, importJWK } from 'jose';
+import type { KeyObject } from 'node:crypto';
+import type { JWK } from 'jose';
 import { KeysSecretError } from '../errors.js';
 import { KEY_PROPAGATION_SECONDS, openPrivateJwk } from './keys.js';
+import { importSigningKey } from './jws.js';
 import type { Stores } from '../stores.js';
 import type { IdTokenAlg, SigningKey } from './ports.js';
 import type { Clock, Instant } from '../time.js';
@@ -34,7 +36,7 @@ export function jwksMaxAgeSeconds(activationSeconds: number): number {
 export interface CurrentKey {
   kid: string;
   alg: IdTokenAlg;
-  privateKey: CryptoKey | Uint8Array;
+  privateKey: KeyObject;
 }
 
 export function publicJwk(stored: string): JWK {
@@ -75,7 +77,7 @@ export class KeySet {
   constructor(
     /** Newest first. */
     private readonly keys: readonly SigningKey[],
-    private readonly open: (key: SigningKey) => Promise<CryptoKey | Uint8Array>,
+    private readonly open: (key: SigningKey) => Promise<KeyObject>,
   ) {
     for (const key of keys) this.jwk.set(key.kid, publicJwk(key.publicJwk));
   }
@@ -124,7 +126,7 @@ export class KeyRing {
   private reading: Promise<KeySet> | undefined;
   /** Moves on `invalidate`, so a read begun before it is not kept. */
   private generation = 0;
-  private readonly imported = new Map<string, Promise<CryptoKey | Uint8Array>>();
+  private readonly imported = new Map<string, Promise<KeyObject>>();
   /** The kids already reported as unopenable: one log line per key, not one per request. */
   private readonly reported = new Set<string>();
   private log: KeyRingLog = QUIET;
@@ -194,10 +196,10 @@ export class KeyRing {
    * Opens and imports a private key once per kid; a failure is not remembered, so a fixed row is
    * tried again. A key that wants another KEYS_SECRET is reported once, saying what to do.
    */
-  private privateKey(key: SigningKey): Promise<CryptoKey | Uint8Array> {
+  private privateKey(key: SigningKey): Promise<KeyObject> {
     let imported = this.imported.get(key.kid);
     if (!imported) {
-      imported = Promise.resolve().then(() => importJWK(JSON.parse(openPrivateJwk(key.privateJwk, this.keysSecret, key.kid)) as JWK, key.alg));
+      imported = Promise.resolve().then(() => importSigningKey(JSON.parse(openPrivateJwk(key.privateJwk, this.keysSecret, key.kid)) as Record<string, unknown>, key.alg));
       this.imported.set(key.kid, imported);
       imported.catch((error: unknown) => {
         if (this.imported.get(key.kid) === imported) this.imported.delete(key.kid);
