@@ -59,5 +59,5 @@ export async function issueIdToken(keys: KeySet, site: ClaimsSite, request: IdTo
     ...(request.sid == null ? {} : { sid: request.sid }),
     ...(hasProfileClaims(request.scopes) ? profileClaims(request.user, site) : {}),
   };
-  return signCompact(key.alg, key.privateKey, { alg: key.alg, kid: key.kid, typ: 'JWT' }, claims);
+  return signCompact(key, 'JWT', claims);
 }

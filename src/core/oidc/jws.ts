@@ -1,10 +1,11 @@
 /**
  * The tokens this server signs (id_tokens, logout tokens) as compact JWS (RFC 7515 section 7.1),
  * signed by `node:crypto` on libuv's pool. jose's `SignJWT` went through WebCrypto and its own
- * base64url: 627,000 instructions a token against 348,000 here for ES256, 6.61 million against
- * 6.52 for RS256 (docs/performance.md, decision 71). jose still verifies what others sign.
+ * base64url: a third to a half more instructions a token for ES256, 3-7 % more for RS256
+ * (docs/performance.md, decision 71). jose still verifies what others sign.
  */
-import { type KeyObject, createPrivateKey, sign } from 'node:crypto';
+import { type JsonWebKey, type KeyObject, createPrivateKey, sign } from 'node:crypto';
+import type { CurrentKey } from './key-ring.js';
 import type { IdTokenAlg } from './ports.js';
 
 /** RFC 7518 3.3: an RS256 key is at least 2,048 bits; 3.4: ES256 is P-256 (OpenSSL's `prime256v1`). */
@@ -15,21 +16,23 @@ function fitsAlg(key: KeyObject, alg: IdTokenAlg): boolean {
 }
 
 /** A stored private JWK as a signing key of `alg`; throws when the key is not one (wrong type, curve or size). */
-export function importSigningKey(jwk: Record<string, unknown>, alg: IdTokenAlg): KeyObject {
-  const key = createPrivateKey({ key: jwk as never, format: 'jwk' });
-  if (key.type !== 'private' || !fitsAlg(key, alg)) throw new Error(`the stored key does not sign ${alg}`);
+export function importSigningKey(jwk: JsonWebKey, alg: IdTokenAlg): KeyObject {
+  // A JWK without its private members is refused here by Node itself.
+  const key = createPrivateKey({ key: jwk, format: 'jwk' });
+  if (!fitsAlg(key, alg)) throw new Error(`the stored key does not sign ${alg}`);
   return key;
 }
 
 const encoded = (part: object): string => Buffer.from(JSON.stringify(part)).toString('base64url');
 
 /**
- * `header` and `payload` as a compact JWS signed with `key`. RFC 7518 3.3: RS256 is
- * RSASSA-PKCS1-v1_5 with SHA-256; 3.4: ES256's signature is R and S, 32 octets each, not DER.
+ * `payload` as a compact JWS signed with `key`, its header naming the key's algorithm and `kid`
+ * and the token's `typ` (RFC 8725 3.11). RFC 7518 3.3: RS256 is RSASSA-PKCS1-v1_5 with SHA-256;
+ * 3.4: ES256's signature is R and S, 32 octets each, not DER.
  */
-export function signCompact(alg: IdTokenAlg, key: KeyObject, header: object, payload: object): Promise<string> {
-  const input = `${encoded(header)}.${encoded(payload)}`;
-  const signer = alg === 'ES256' ? { key, dsaEncoding: 'ieee-p1363' as const } : key;
+export function signCompact(key: CurrentKey, typ: string, payload: object): Promise<string> {
+  const input = `${encoded({ alg: key.alg, kid: key.kid, typ })}.${encoded(payload)}`;
+  const signer = key.alg === 'ES256' ? { key: key.privateKey, dsaEncoding: 'ieee-p1363' as const } : key.privateKey;
   return new Promise((resolve, reject) => {
     sign('sha256', Buffer.from(input, 'ascii'), signer, (error, signature) => {
       if (error) reject(error);

@@ -7,7 +7,7 @@
  * interval, not once per request. Which key signs is decided at each signature from the times the
  * keys carry, so a key becomes active on time without a read.
  */
-import type { KeyObject } from 'node:crypto';
+import type { JsonWebKey, KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
 import { KeysSecretError } from '../errors.js';
 import { KEY_PROPAGATION_SECONDS, openPrivateJwk } from './keys.js';
@@ -199,7 +199,7 @@ export class KeyRing {
   private privateKey(key: SigningKey): Promise<KeyObject> {
     let imported = this.imported.get(key.kid);
     if (!imported) {
-      imported = Promise.resolve().then(() => importSigningKey(JSON.parse(openPrivateJwk(key.privateJwk, this.keysSecret, key.kid)) as Record<string, unknown>, key.alg));
+      imported = Promise.resolve().then(() => importSigningKey(JSON.parse(openPrivateJwk(key.privateJwk, this.keysSecret, key.kid)) as JsonWebKey, key.alg));
       this.imported.set(key.kid, imported);
       imported.catch((error: unknown) => {
         if (this.imported.get(key.kid) === imported) this.imported.delete(key.kid);

@@ -30,7 +30,7 @@ export interface LogoutTokenRequest {
 export async function issueLogoutToken(keys: KeySet, request: LogoutTokenRequest): Promise<string> {
   const key = await keys.signingKey(request.client.idTokenAlg, request.now);
   const iat = Math.floor(request.now / 1000);
-  return signCompact(key.alg, key.privateKey, { alg: key.alg, kid: key.kid, typ: 'logout+jwt' }, {
+  return signCompact(key, 'logout+jwt', {
     iss: request.issuer,
     aud: request.client.clientId,
     sub: request.sub,
