@@ -196,3 +196,11 @@ export class AccountUnusableError extends Error {
 export class KeysSecretError extends Error {
   override readonly name = 'KeysSecretError';
 }
+
+/**
+ * A stored signing key that no instance can sign with: its row holds no key of its algorithm, or
+ * not the key its public JWK publishes. The message names the fault and never quotes the row.
+ */
+export class SigningKeyDamagedError extends Error {
+  override readonly name = 'SigningKeyDamagedError';
+}

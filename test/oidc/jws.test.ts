@@ -10,11 +10,12 @@ import { importSigningKey, signCompact } from '../../src/core/oidc/jws.js';
 import type { IdTokenAlg } from '../../src/core/oidc/ports.js';
 
 const jwkOf = (key: KeyObject): JsonWebKey => key.export({ format: 'jwk' });
+const json = (key: KeyObject): string => JSON.stringify(jwkOf(key));
 const rsa = (bits: number) => generateKeyPairSync('rsa', { modulusLength: bits });
 const ec = (namedCurve: string) => generateKeyPairSync('ec', { namedCurve });
 
 const PAIRS: Record<IdTokenAlg, ReturnType<typeof rsa>> = { RS256: rsa(2048), ES256: ec('P-256') };
-const signingKey = (alg: IdTokenAlg) => ({ kid: 'k1', alg, privateKey: importSigningKey(jwkOf(PAIRS[alg].privateKey), alg) });
+const signingKey = (alg: IdTokenAlg) => ({ kid: 'k1', alg, privateKey: importSigningKey(json(PAIRS[alg].privateKey), json(PAIRS[alg].publicKey), alg) });
 
 for (const alg of ['RS256', 'ES256'] as const) {
   test(`an ${alg} token verifies with the public key, its header names the key's alg and kid and the typ, its claims as given, Chinese text included`, async () => {
@@ -35,12 +36,33 @@ test('an ES256 signature is R and S, 64 octets, not DER (RFC 7518 3.4)', async (
 });
 
 test('a key that does not sign its algorithm is refused when imported: wrong type, curve, size, or a public key', () => {
-  const refusals: [string, JsonWebKey, IdTokenAlg][] = [
-    ['an EC key for RS256', jwkOf(PAIRS.ES256.privateKey), 'RS256'],
-    ['an RSA key for ES256', jwkOf(PAIRS.RS256.privateKey), 'ES256'],
-    ['a 1,024-bit RSA key (RFC 7518 3.3)', jwkOf(rsa(1024).privateKey), 'RS256'],
-    ['a P-384 key for ES256', jwkOf(ec('P-384').privateKey), 'ES256'],
+  const refusals: [string, ReturnType<typeof rsa>, IdTokenAlg][] = [
+    ['an EC key for RS256', PAIRS.ES256, 'RS256'],
+    ['an RSA key for ES256', PAIRS.RS256, 'ES256'],
+    ['a 1,024-bit RSA key (RFC 7518 3.3)', rsa(1024), 'RS256'],
+    ['a P-384 key for ES256', ec('P-384'), 'ES256'],
   ];
-  for (const [what, jwk, alg] of refusals) assert.throws(() => importSigningKey(jwk, alg), /does not sign/, what);
-  assert.throws(() => importSigningKey(jwkOf(PAIRS.RS256.publicKey), 'RS256'), 'a public key');
+  for (const [what, pair, alg] of refusals) {
+    assert.throws(() => importSigningKey(json(pair.privateKey), json(pair.publicKey), alg), { name: 'SigningKeyDamagedError', message: /is not an/ }, what);
+  }
+  assert.throws(() => importSigningKey(json(PAIRS.RS256.publicKey), json(PAIRS.RS256.publicKey), 'RS256'), { name: 'SigningKeyDamagedError', message: /not a private key/ }, 'a public key');
+});
+
+for (const alg of ['RS256', 'ES256'] as const) {
+  test(`an ${alg} private key is refused when it is not the key its published JWK names, as tokens it signed would not verify`, () => {
+    const other = alg === 'RS256' ? rsa(2048) : ec('P-256');
+    assert.throws(() => importSigningKey(json(other.privateKey), json(PAIRS[alg].publicKey), alg), { name: 'SigningKeyDamagedError', message: /not the one its published public JWK names/ });
+  });
+}
+
+test('a stored private JWK that is not JSON is refused without quoting it, as it would be in the log and on /readyz', () => {
+  const privateJwk = json(PAIRS.ES256.privateKey);
+  const { d } = JSON.parse(privateJwk) as { d: string };
+  // Text the parser would quote the start of: the private scalar itself.
+  const damaged = `${d}${privateJwk}`;
+  assert.throws(() => importSigningKey(damaged, json(PAIRS.ES256.publicKey), 'ES256'), (error: Error) => {
+    assert.equal(error.name, 'SigningKeyDamagedError');
+    assert.ok(!error.message.includes(d.slice(0, 8)), error.message);
+    return true;
+  });
 });

@@ -4,7 +4,8 @@
  * base64url: a third to a half more instructions a token for ES256, 3-7 % more for RS256
  * (docs/performance.md, decision 71). jose still verifies what others sign.
  */
-import { type JsonWebKey, type KeyObject, createPrivateKey, sign } from 'node:crypto';
+import { type JsonWebKey, type KeyObject, createPrivateKey, createPublicKey, sign } from 'node:crypto';
+import { SigningKeyDamagedError } from '../errors.js';
 import type { CurrentKey } from './key-ring.js';
 import type { IdTokenAlg } from './ports.js';
 
@@ -15,11 +16,30 @@ function fitsAlg(key: KeyObject, alg: IdTokenAlg): boolean {
   return key.asymmetricKeyType === 'ec' && details?.namedCurve === 'prime256v1';
 }
 
-/** A stored private JWK as a signing key of `alg`; throws when the key is not one (wrong type, curve or size). */
-export function importSigningKey(jwk: JsonWebKey, alg: IdTokenAlg): KeyObject {
-  // A JWK without its private members is refused here by Node itself.
-  const key = createPrivateKey({ key: jwk, format: 'jwk' });
-  if (!fitsAlg(key, alg)) throw new Error(`the stored key does not sign ${alg}`);
+/** The members that say which public key a JWK is (RFC 7638 section 3.2's, as for a thumbprint). */
+const IDENTIFYING: Record<IdTokenAlg, readonly (keyof JsonWebKey)[]> = { RS256: ['e', 'n'], ES256: ['crv', 'x', 'y'] };
+
+/**
+ * A stored key as a signing key of `alg`: its private JWK (opened, as JSON) must be a private key
+ * of that algorithm (wrong type, curve or size refused) and the very key its published JWK names,
+ * or every token it signed would fail verification against the JWKS. Throws
+ * `SigningKeyDamagedError` saying which, never quoting the key.
+ */
+export function importSigningKey(privateJwk: string, publicJwk: string, alg: IdTokenAlg): KeyObject {
+  let key: KeyObject;
+  try {
+    // A JWK without its private members is refused here by Node itself.
+    key = createPrivateKey({ key: JSON.parse(privateJwk) as JsonWebKey, format: 'jwk' });
+  } catch {
+    // Not the parser's message: it quotes the text, which is a private key.
+    throw new SigningKeyDamagedError('its private JWK is not a private key');
+  }
+  if (!fitsAlg(key, alg)) throw new SigningKeyDamagedError(`it is not an ${alg} key (${alg === 'RS256' ? 'RSA of 2,048 bits or more' : 'EC on P-256'})`);
+  const own = createPublicKey(key).export({ format: 'jwk' });
+  const published = JSON.parse(publicJwk) as JsonWebKey;
+  if (IDENTIFYING[alg].some((member) => own[member] !== published[member])) {
+    throw new SigningKeyDamagedError('its private key is not the one its published public JWK names');
+  }
   return key;
 }
 

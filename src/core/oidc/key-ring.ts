@@ -7,9 +7,9 @@
  * interval, not once per request. Which key signs is decided at each signature from the times the
  * keys carry, so a key becomes active on time without a read.
  */
-import type { JsonWebKey, KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
-import { KeysSecretError } from '../errors.js';
+import { KeysSecretError, SigningKeyDamagedError } from '../errors.js';
 import { KEY_PROPAGATION_SECONDS, openPrivateJwk } from './keys.js';
 import { importSigningKey } from './jws.js';
 import type { Stores } from '../stores.js';
@@ -51,16 +51,26 @@ const signs = (key: SigningKey, at: Instant) => key.activeAt <= at && (key.retir
 /** Signs at `at` or will later: published, and not retired before it had its turn. */
 const needed = (key: SigningKey, at: Instant) => published(key, at) && (key.retiredAt === null || key.retiredAt > Math.max(at, key.activeAt));
 
-/** A key this instance must sign with and cannot open: sealed, and KEYS_SECRET missing or another one. */
-export interface UnopenableKey {
-  kid: string;
-  alg: IdTokenAlg;
-  error: KeysSecretError;
-}
+/**
+ * A key this instance must sign with and cannot: `keys_secret` when it is sealed and this
+ * instance's KEYS_SECRET is missing or another one (another instance may open it), `damaged` when
+ * the stored row holds no usable key of its algorithm (no instance can sign with it).
+ */
+export type UnopenableKey =
+  | { kid: string; alg: IdTokenAlg; cause: 'keys_secret'; error: KeysSecretError }
+  | { kid: string; alg: IdTokenAlg; cause: 'damaged'; error: SigningKeyDamagedError };
 
 /** What an operator reads in `/readyz` and in the log: which key, why, and what to do. */
 export function describeUnopenable(key: UnopenableKey): string {
-  return `signing key ${key.kid} (${key.alg}) cannot be opened: ${key.error.message}; give every instance the same KEYS_SECRET`;
+  if (key.cause === 'keys_secret') return `signing key ${key.kid} (${key.alg}) cannot be opened: ${key.error.message}; give every instance the same KEYS_SECRET`;
+  return `signing key ${key.kid} (${key.alg}) cannot sign: ${key.error.message}; every instance reads the same stored key: replace it with \`svc keys rotate --now\``;
+}
+
+/** `error`, thrown by opening `key`, as what the key ring reports; any other error is not about the key. */
+function unopenableKey(key: SigningKey, error: unknown): UnopenableKey | undefined {
+  if (error instanceof KeysSecretError) return { kid: key.kid, alg: key.alg, cause: 'keys_secret', error };
+  if (error instanceof SigningKeyDamagedError) return { kid: key.kid, alg: key.alg, cause: 'damaged', error };
+  return undefined;
 }
 
 /** Where the key ring reports a key it cannot open, once per key (pino's logger fits). */
@@ -105,19 +115,20 @@ export class KeySet {
 
   /**
    * Opens every key that signs at `at` or waits to (a rotation's next key included: the instance
-   * will need it at its `active_at`); the first that cannot be opened for want of the right
-   * KEYS_SECRET, else `undefined`. Any other failure is thrown.
+   * will need it at its `active_at`); those that cannot be opened or cannot sign, each with why.
    */
-  async unopenable(at: Instant): Promise<UnopenableKey | undefined> {
+  async unopenable(at: Instant): Promise<UnopenableKey[]> {
+    const found: UnopenableKey[] = [];
     for (const key of this.keys.filter((k) => needed(k, at))) {
       try {
         await this.open(key);
       } catch (error) {
-        if (error instanceof KeysSecretError) return { kid: key.kid, alg: key.alg, error };
-        throw error;
+        const unopenable = unopenableKey(key, error);
+        if (!unopenable) throw error;
+        found.push(unopenable);
       }
     }
-    return undefined;
+    return found;
   }
 }
 
@@ -159,13 +170,13 @@ export class KeyRing {
   }
 
   /**
-   * A key this instance signs with now or will sign with and cannot open (sealed, and KEYS_SECRET
-   * missing or another one), or `undefined` when it can open them all: what `/readyz` reports and
-   * what keeps the logout worker from claiming deliveries it cannot sign. Worked out afresh from
+   * The keys this instance signs with now or will sign with and cannot (sealed, and KEYS_SECRET
+   * missing or another one; or a damaged row), empty when it can sign with them all: what
+   * `/readyz` reports and what keeps the logout worker from claiming deliveries it cannot sign. Worked out afresh from
    * the keys as read at most `KEY_RING_REFRESH_MS` ago, never remembered, so it clears once the
    * keys open; a key opened once stays open in memory (a later sealing changes nothing for it).
    */
-  async unopenable(): Promise<UnopenableKey | undefined> {
+  async unopenable(): Promise<UnopenableKey[]> {
     return (await this.keySet()).unopenable(this.clock.now());
   }
 
@@ -194,18 +205,22 @@ export class KeyRing {
 
   /**
    * Opens and imports a private key once per kid; a failure is not remembered, so a fixed row is
-   * tried again. A key that wants another KEYS_SECRET is reported once, saying what to do.
+   * tried again. A key that wants another KEYS_SECRET, or whose row is damaged, is reported once,
+   * saying what to do.
    */
   private privateKey(key: SigningKey): Promise<KeyObject> {
     let imported = this.imported.get(key.kid);
     if (!imported) {
-      imported = Promise.resolve().then(() => importSigningKey(JSON.parse(openPrivateJwk(key.privateJwk, this.keysSecret, key.kid)) as JsonWebKey, key.alg));
+      imported = Promise.resolve().then(() => importSigningKey(openPrivateJwk(key.privateJwk, this.keysSecret, key.kid), key.publicJwk, key.alg));
       this.imported.set(key.kid, imported);
       imported.catch((error: unknown) => {
         if (this.imported.get(key.kid) === imported) this.imported.delete(key.kid);
-        if (error instanceof KeysSecretError && !this.reported.has(key.kid)) {
+        const unopenable = unopenableKey(key, error);
+        if (unopenable && !this.reported.has(key.kid)) {
           this.reported.add(key.kid);
-          this.log.error({ kid: key.kid, alg: key.alg }, `${describeUnopenable({ kid: key.kid, alg: key.alg, error })}. Until it can, this instance answers 503 to whatever needs that key (id_tokens, logout tokens) and /readyz reports it not ready: restart it with the KEYS_SECRET the other instances have.`);
+          this.log.error({ kid: key.kid, alg: key.alg }, `${describeUnopenable(unopenable)}. ${unopenable.cause === 'keys_secret'
+            ? 'Until it can, this instance answers 503 to whatever needs that key (id_tokens, logout tokens) and /readyz reports it not ready: restart it with the KEYS_SECRET the other instances have.'
+            : `Until then, every instance answers 500 server_error to whatever needs it (${key.alg} id_tokens, ${key.alg} logout tokens, retried later) and /readyz names it.`}`);
         }
       });
     }

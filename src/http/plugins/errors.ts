@@ -8,7 +8,7 @@ import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:ht
 import { type Socket, isIPv6 } from 'node:net';
 import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ACCOUNT_NOT_ACTIVE, AccountUnusableError, KeysSecretError, OAuthError, type OAuthErrorCode, type Words } from '../../core/errors.js';
+import { ACCOUNT_NOT_ACTIVE, AccountUnusableError, KeysSecretError, OAuthError, SigningKeyDamagedError, type OAuthErrorCode, type Words } from '../../core/errors.js';
 import { DEFAULT_LOCALE } from '../../core/locales.js';
 import { CONSOLE_HEADERS, formPageOf, isConsolePath, pathOfTarget } from '../console-paths.js';
 import { RouteMethods } from '../route-methods.js';
@@ -158,8 +158,10 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
     return brieflyUnavailable();
   }
   // Written by `errorSummary`, as every line's error: its other fields may hold what the request
-  // carried (a Node URL error's `input`, the address or field it was given).
-  request.log.error({ err: error }, 'unexpected error');
+  // carried (a Node URL error's `input`, the address or field it was given). A damaged stored
+  // signing key fails so on every instance until it is replaced; the key ring has logged it once,
+  // naming the key and what to do, and a line per request would flood the log.
+  if (!(error instanceof SigningKeyDamagedError)) request.log.error({ err: error }, 'unexpected error');
   return new OAuthError('server_error', 'The server could not complete the request.');
 }
 

@@ -22,10 +22,14 @@ export async function operationsRoutes(app: FastifyInstance, options: Operations
     // Rate-limit counters: 'redis', 'memory', or 'degraded' (Redis unreachable, memory in use).
     // Degraded still serves, so it does not make the instance unready.
     checks.rateLimiter = app.deps.limiter.state?.() ?? 'memory';
+    const keys = checks.database === 'ok' ? await app.deps.keys.unopenable() : undefined;
+    checks.signingKeys = keys === undefined ? 'unknown' : keys.length === 0 ? 'ok' : keys.map(describeUnopenable).join('; ');
     // An instance that cannot open a key it signs with, or will sign with, would answer every
     // id_token and logout token with 503: not ready, so the load balancer sends that traffic to an
     // instance that can (KEYS_SECRET missing or another one; docs/operations.md, "Signing keys").
-    checks.signingKeys = checks.database === 'ok' ? await signingKeys(app) : 'unknown';
+    // A damaged stored key is every instance's: unready, they would all leave the load balancer
+    // over what fails only the tokens of that key's algorithm. Named, and ready.
+    const signs = keys !== undefined && !keys.some((key) => key.cause === 'keys_secret');
     // Not ready while the start checks REDIS_URL: a refusal then stops the process (exit 2).
     const checking = options.startChecking?.() ?? false;
     if (checking) checks.redisSettings = 'checking: Redis answered LOADING or BUSY at start; REDIS_URL is checked once it serves, for 30 s at most';
@@ -33,14 +37,8 @@ export async function operationsRoutes(app: FastifyInstance, options: Operations
     // served through as an outage is, on the fallbacks: unready, every instance would leave the
     // load balancer at each failover until REDIS_URL's name moved (docs/operations.md).
     if (app.deps.redisReachesReplica()) checks.redis = 'replica: REDIS_URL reaches a replica; rate limits count in memory and DPoP proofs go to the database until it reaches a primary';
-    const ready = checks.database === 'ok' && checks.signingKeys === 'ok' && !checking;
+    const ready = checks.database === 'ok' && signs && !checking;
     return reply.code(ready ? 200 : 503).header('cache-control', 'no-store')
       .send({ status: ready ? 'ready' : 'unavailable', checks });
   });
-}
-
-/** `ok`, or which signing key this instance cannot open and what to do. */
-async function signingKeys(app: FastifyInstance): Promise<string> {
-  const unopenable = await app.deps.keys.unopenable();
-  return unopenable ? describeUnopenable(unopenable) : 'ok';
 }

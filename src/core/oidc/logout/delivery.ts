@@ -74,7 +74,9 @@ export async function deliverDueLogouts(deps: DeliveryDeps, sender: LogoutTokenS
   if (!(await store.anyDue(now))) return pass;
   // An instance that cannot open the signing keys (KEYS_SECRET missing or another one) leaves the
   // deliveries to one that can, instead of spending their attempts; the key ring has said why.
-  if (await deps.keys.unopenable()) return pass;
+  // A damaged stored key no instance can sign with: only the deliveries to apps of its algorithm
+  // fail, and are tried again, so they go out once the key is replaced within the day.
+  if ((await deps.keys.unopenable()).some((key) => key.cause === 'keys_secret')) return pass;
   const claim = generateOpaqueId();
   const rows = await store.claim(claim, now, now + DELIVERY_LEASE_MS, DELIVERY_BATCH);
   pass.claimed = rows.length;
