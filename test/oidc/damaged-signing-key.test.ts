@@ -36,14 +36,16 @@ interface App {
   path: string;
 }
 
-/** What makes the new ES256 key of a rotation unusable: the private JWK stored in its row. */
-type Damage = (fresh: GeneratedSigningKey) => string;
+/** What makes the new ES256 key of a rotation unusable: the row as stored. */
+type Damage = (fresh: GeneratedSigningKey) => GeneratedSigningKey;
 
 const privateJwkOf = (key: ReturnType<typeof generateKeyPairSync>['privateKey']) => JSON.stringify(key.export({ format: 'jwk' }));
 /** A P-384 key where a P-256 one belongs (RFC 7518 3.4). */
-const P384: Damage = () => privateJwkOf(generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey);
+const P384: Damage = (fresh) => ({ ...fresh, privateJwk: privateJwkOf(generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey) });
 /** A P-256 key, but another one than the key the row publishes. */
-const SWAPPED: Damage = () => privateJwkOf(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey);
+const SWAPPED: Damage = (fresh) => ({ ...fresh, privateJwk: privateJwkOf(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey) });
+/** A public JWK cut short: nothing to publish. */
+const PUBLIC_CUT: Damage = (fresh) => ({ ...fresh, publicJwk: fresh.publicJwk.slice(0, 20) });
 
 forEachDatabase('a damaged stored signing key', (database) => {
   let instances: Instances;
@@ -107,9 +109,9 @@ forEachDatabase('a damaged stored signing key', (database) => {
   async function rotateDamaged(damage: Damage): Promise<Rotation> {
     const fresh = (await generateRotation(undefined)).map((key) => {
       if (key.alg !== 'ES256') return key;
-      const privateJwk = damage(key);
-      damagedPrivateJwks.push(privateJwk);
-      return { ...key, privateJwk };
+      const damaged = damage(key);
+      damagedPrivateJwks.push(damaged.privateJwk);
+      return damaged;
     });
     const rotation = await a.deps.stores.transaction((tx) => storeRotation(tx, a.deps.clock, fresh, { activationSeconds: 120, now: true }));
     await seen(rotation);
@@ -117,8 +119,13 @@ forEachDatabase('a damaged stored signing key', (database) => {
   }
 
   async function seen(rotation: Rotation): Promise<void> {
-    const kids = async () => ((await (await fetch(`${a.base}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> }).keys.map((k) => k.kid);
-    assert.ok(await holdsWithin(PROPAGATION_MS, async () => (await kids()).includes(rotation.kids.ES256)), 'the JWKS shows the new keys within 5 s');
+    assert.ok(await holdsWithin(PROPAGATION_MS, async () => (await jwksKids()).includes(rotation.kids.RS256)), 'the JWKS shows the new keys within 5 s');
+  }
+
+  async function jwksKids(): Promise<string[]> {
+    const response = await fetch(`${a.base}/.well-known/jwks.json`);
+    assert.equal(response.status, 200);
+    return ((await response.json()) as { keys: Array<{ kid: string }> }).keys.map((k) => k.kid);
   }
 
   test('a stored ES256 key that is not a P-256 key is named on /readyz with what to do, and the instance stays ready: every instance reads the same row', async () => {
@@ -184,10 +191,24 @@ forEachDatabase('a damaged stored signing key', (database) => {
     assert.equal(refused.body.error, 'server_error');
   });
 
+  test('an ES256 row whose public JWK is not JSON is left out of the JWKS and named on /readyz; the other keys are served and sign', async () => {
+    const rotation = await rotateDamaged(PUBLIC_CUT);
+    assert.ok(!(await jwksKids()).includes(rotation.kids.ES256));
+    assert.ok(await holdsWithin(PROPAGATION_MS, async () => (await readiness()).body.checks.signingKeys?.includes(rotation.kids.ES256) === true), 'reported within 5 s');
+    const ready = await readiness();
+    assert.equal(ready.status, 200, ready.text);
+    assert.match(ready.body.checks.signingKeys!, /its public JWK is not a JSON object/);
+    const other = await post(await codeForm(apps.RS256));
+    assert.equal(other.status, 200, JSON.stringify(other.body));
+    await jwtVerify(String(other.body.id_token), createRemoteJWKSet(new URL(`${a.base}/.well-known/jwks.json`)), { audience: apps.RS256.clientId, algorithms: ['RS256'] });
+    const refused = await post(await codeForm(apps.ES256));
+    assert.equal(refused.status, 500, JSON.stringify(refused.body));
+  });
+
   test('each damaged key is logged once, naming it and what to do, with no stack, no "unexpected error" line and nothing of the key', async () => {
     const lines = log.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.level === 50);
     const kids = lines.map((line) => line.kid);
-    assert.equal(kids.length, 3, `the three damaged keys: ${JSON.stringify(lines)}`);
+    assert.equal(kids.length, 4, `the four damaged keys: ${JSON.stringify(lines)}`);
     assert.equal(new Set(kids).size, kids.length, 'one line per key');
     for (const line of lines) {
       assert.match(String(line.msg), /cannot sign: .*svc keys rotate --now/);

@@ -15,7 +15,7 @@ const rsa = (bits: number) => generateKeyPairSync('rsa', { modulusLength: bits }
 const ec = (namedCurve: string) => generateKeyPairSync('ec', { namedCurve });
 
 const PAIRS: Record<IdTokenAlg, ReturnType<typeof rsa>> = { RS256: rsa(2048), ES256: ec('P-256') };
-const signingKey = (alg: IdTokenAlg) => ({ kid: 'k1', alg, privateKey: importSigningKey(json(PAIRS[alg].privateKey), json(PAIRS[alg].publicKey), alg) });
+const signingKey = (alg: IdTokenAlg) => ({ kid: 'k1', alg, privateKey: importSigningKey(json(PAIRS[alg].privateKey), jwkOf(PAIRS[alg].publicKey), alg) });
 
 for (const alg of ['RS256', 'ES256'] as const) {
   test(`an ${alg} token verifies with the public key, its header names the key's alg and kid and the typ, its claims as given, Chinese text included`, async () => {
@@ -43,15 +43,15 @@ test('a key that does not sign its algorithm is refused when imported: wrong typ
     ['a P-384 key for ES256', ec('P-384'), 'ES256'],
   ];
   for (const [what, pair, alg] of refusals) {
-    assert.throws(() => importSigningKey(json(pair.privateKey), json(pair.publicKey), alg), { name: 'SigningKeyDamagedError', message: /is not an/ }, what);
+    assert.throws(() => importSigningKey(json(pair.privateKey), jwkOf(pair.publicKey), alg), { name: 'SigningKeyDamagedError', message: /is not an/ }, what);
   }
-  assert.throws(() => importSigningKey(json(PAIRS.RS256.publicKey), json(PAIRS.RS256.publicKey), 'RS256'), { name: 'SigningKeyDamagedError', message: /not a private key/ }, 'a public key');
+  assert.throws(() => importSigningKey(json(PAIRS.RS256.publicKey), jwkOf(PAIRS.RS256.publicKey), 'RS256'), { name: 'SigningKeyDamagedError', message: /not a private key/ }, 'a public key');
 });
 
 for (const alg of ['RS256', 'ES256'] as const) {
   test(`an ${alg} private key is refused when it is not the key its published JWK names, as tokens it signed would not verify`, () => {
     const other = alg === 'RS256' ? rsa(2048) : ec('P-256');
-    assert.throws(() => importSigningKey(json(other.privateKey), json(PAIRS[alg].publicKey), alg), { name: 'SigningKeyDamagedError', message: /not the one its published public JWK names/ });
+    assert.throws(() => importSigningKey(json(other.privateKey), jwkOf(PAIRS[alg].publicKey), alg), { name: 'SigningKeyDamagedError', message: /not the one its published public JWK names/ });
   });
 }
 
@@ -60,7 +60,7 @@ test('a stored private JWK that is not JSON is refused without quoting it, as it
   const { d } = JSON.parse(privateJwk) as { d: string };
   // Text the parser would quote the start of: the private scalar itself.
   const damaged = `${d}${privateJwk}`;
-  assert.throws(() => importSigningKey(damaged, json(PAIRS.ES256.publicKey), 'ES256'), (error: Error) => {
+  assert.throws(() => importSigningKey(damaged, jwkOf(PAIRS.ES256.publicKey), 'ES256'), (error: Error) => {
     assert.equal(error.name, 'SigningKeyDamagedError');
     assert.ok(!error.message.includes(d.slice(0, 8)), error.message);
     return true;

@@ -21,11 +21,13 @@ const IDENTIFYING: Record<IdTokenAlg, readonly (keyof JsonWebKey)[]> = { RS256: 
 
 /**
  * A stored key as a signing key of `alg`: its private JWK (opened, as JSON) must be a private key
- * of that algorithm (wrong type, curve or size refused) and the very key its published JWK names,
- * or every token it signed would fail verification against the JWKS. Throws
+ * of that algorithm (wrong type, curve or size refused) and the very key its published JWK names
+ * (`published`, `undefined` when the row holds none), or every token it signed would fail
+ * verification against the JWKS. Throws
  * `SigningKeyDamagedError` saying which, never quoting the key.
  */
-export function importSigningKey(privateJwk: string, publicJwk: string, alg: IdTokenAlg): KeyObject {
+export function importSigningKey(privateJwk: string, published: JsonWebKey | undefined, alg: IdTokenAlg): KeyObject {
+  if (!published) throw new SigningKeyDamagedError('its public JWK is not a JSON object');
   let key: KeyObject;
   try {
     // A JWK without its private members is refused here by Node itself.
@@ -36,7 +38,6 @@ export function importSigningKey(privateJwk: string, publicJwk: string, alg: IdT
   }
   if (!fitsAlg(key, alg)) throw new SigningKeyDamagedError(`it is not an ${alg} key (${alg === 'RS256' ? 'RSA of 2,048 bits or more' : 'EC on P-256'})`);
   const own = createPublicKey(key).export({ format: 'jwk' });
-  const published = JSON.parse(publicJwk) as JsonWebKey;
   if (IDENTIFYING[alg].some((member) => own[member] !== published[member])) {
     throw new SigningKeyDamagedError('its private key is not the one its published public JWK names');
   }

@@ -39,8 +39,16 @@ export interface CurrentKey {
   privateKey: KeyObject;
 }
 
-export function publicJwk(stored: string): JWK {
-  const full = JSON.parse(stored) as Record<string, unknown>;
+/** The public members of a stored public JWK; `undefined` for a damaged row that holds no JSON object (it is not published). */
+export function publicJwk(stored: string): JWK | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(stored);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
+  const full = parsed as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const member of PUBLIC_MEMBERS) if (full[member] !== undefined) out[member] = full[member];
   return out as JWK;
@@ -89,12 +97,15 @@ export class KeySet {
     private readonly keys: readonly SigningKey[],
     private readonly open: (key: SigningKey) => Promise<KeyObject>,
   ) {
-    for (const key of keys) this.jwk.set(key.kid, publicJwk(key.publicJwk));
+    for (const key of keys) {
+      const jwk = publicJwk(key.publicJwk);
+      if (jwk) this.jwk.set(key.kid, jwk);
+    }
   }
 
   /** The JWKS document at `at`: public members of every published key, active or about to be. */
   jwks(at: Instant): { keys: JWK[] } {
-    return { keys: this.keys.filter((k) => published(k, at)).map((k) => this.jwk.get(k.kid)!) };
+    return { keys: this.keys.filter((k) => published(k, at) && this.jwk.has(k.kid)).map((k) => this.jwk.get(k.kid)!) };
   }
 
   /**
@@ -211,7 +222,7 @@ export class KeyRing {
   private privateKey(key: SigningKey): Promise<KeyObject> {
     let imported = this.imported.get(key.kid);
     if (!imported) {
-      imported = Promise.resolve().then(() => importSigningKey(openPrivateJwk(key.privateJwk, this.keysSecret, key.kid), key.publicJwk, key.alg));
+      imported = Promise.resolve().then(() => importSigningKey(openPrivateJwk(key.privateJwk, this.keysSecret, key.kid), publicJwk(key.publicJwk), key.alg));
       this.imported.set(key.kid, imported);
       imported.catch((error: unknown) => {
         if (this.imported.get(key.kid) === imported) this.imported.delete(key.kid);
