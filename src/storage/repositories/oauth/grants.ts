@@ -95,8 +95,17 @@ const grantWithUser = (db: Kysely<Database>) => db.selectFrom('grants as g')
 const touchGrant = (db: Kysely<Database>) => db.updateTable('grants').set({ last_used_at: 0 }).where('id', '=', 0).where('last_used_at', '<', 0)
   .where('revoked_at', 'is', null);
 
-async function findGrantWithUser(db: Kysely<Database>, queries: CompiledQueries, id: number): Promise<GrantWithUser | undefined> {
-  const row = await queries.first(db, grantWithUser, [id]);
+/**
+ * The same, holding the grant's row until the transaction ends (PostgreSQL): every change that
+ * ends a grant (a revocation, a withdrawal, an account leaving `active`, an app deactivated)
+ * updates that row, so it is either seen here or waits for the commit. FOR NO KEY UPDATE, not
+ * SHARE: the transaction may then mark the grant used (`touchGrant`), and two holders of SHARE
+ * both wanting that would deadlock.
+ */
+const grantWithUserHeld = (db: Kysely<Database>) => grantWithUser(db).forNoKeyUpdate('g');
+
+async function findGrantWithUser(db: Kysely<Database>, queries: CompiledQueries, id: number, held = false): Promise<GrantWithUser | undefined> {
+  const row = await queries.first(db, held ? grantWithUserHeld : grantWithUser, [id]);
   return row && toGrantWithUser(row);
 }
 
@@ -153,6 +162,11 @@ export class KyselyGrantStore implements GrantStore {
 
   findWithUser(id: number): Promise<GrantWithUser | undefined> {
     return findGrantWithUser(this.db, this.queries, id);
+  }
+
+  /** `findWithUser` inside a transaction, holding the grant's row until it ends on PostgreSQL (`grantWithUserHeld`); SQLite's transaction holds the whole database. */
+  findWithUserHeld(id: number): Promise<GrantWithUser | undefined> {
+    return findGrantWithUser(this.db, this.queries, id, this.queries.writesCombine);
   }
 
   async revoke(id: number, reason: RevocationReason, now: Instant): Promise<boolean> {

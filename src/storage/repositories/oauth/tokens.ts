@@ -213,6 +213,10 @@ export class KyselyTokenStore implements TokenStore {
       if (!consumed) return undefined;
       how.check(consumed.token, consumed.granted);
       const issuance = await how.issue(consumed.token, consumed.granted!);
+      // PostgreSQL reads what committed before each statement: a grant ended while the id_token
+      // was signed is seen by reading it again, held, or ends after this commit (and with it the
+      // tokens issued). Refused, the consuming write rolls back, as without a replay window.
+      if (this.queries.writesCombine) how.check(consumed.token, await new KyselyGrantStore(trx, this.queries).findWithUserHeld(consumed.token.grantId));
       await tokens.insertPair(issuance.access, issuance.refresh, issuance.succeeds);
       if (issuance.touchGrant) await new KyselyGrantStore(trx, this.queries).touch(issuance.access.grantId, now);
       return issuance.answer;
