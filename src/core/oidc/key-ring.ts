@@ -183,9 +183,10 @@ export class KeyRing {
   /**
    * The keys this instance signs with now or will sign with and cannot (sealed, and KEYS_SECRET
    * missing or another one; or a damaged row), empty when it can sign with them all: what
-   * `/readyz` reports and what keeps the logout worker from claiming deliveries it cannot sign. Worked out afresh from
-   * the keys as read at most `KEY_RING_REFRESH_MS` ago, never remembered, so it clears once the
-   * keys open; a key opened once stays open in memory (a later sealing changes nothing for it).
+   * `/readyz` reports and, for KEYS_SECRET, what keeps the logout worker from claiming deliveries
+   * it cannot sign. Worked out afresh from the keys as read at most `KEY_RING_REFRESH_MS` ago,
+   * never remembered, so it clears once the keys open; a key opened once stays open in memory (a
+   * later sealing changes nothing for it).
    */
   async unopenable(): Promise<UnopenableKey[]> {
     return (await this.keySet()).unopenable(this.clock.now());
