@@ -55,6 +55,15 @@ for (const alg of ['RS256', 'ES256'] as const) {
   });
 }
 
+for (const alg of ['RS256', 'ES256'] as const) {
+  test(`an ${alg} private JWK with its published public members but another key's private ones is refused: Node does not check one against the other`, () => {
+    const own = jwkOf(PAIRS[alg].privateKey);
+    const other = jwkOf((alg === 'RS256' ? rsa(2048) : ec('P-256')).privateKey);
+    const forged = alg === 'ES256' ? { ...own, d: other.d } : { ...own, d: other.d, p: other.p, q: other.q, dp: other.dp, dq: other.dq, qi: other.qi };
+    assert.throws(() => importSigningKey(JSON.stringify(forged), jwkOf(PAIRS[alg].publicKey), alg), { name: 'SigningKeyDamagedError' });
+  });
+}
+
 test('a stored private JWK that is not JSON is refused without quoting it, as it would be in the log and on /readyz', () => {
   const privateJwk = json(PAIRS.ES256.privateKey);
   const { d } = JSON.parse(privateJwk) as { d: string };

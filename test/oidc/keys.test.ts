@@ -341,9 +341,11 @@ forEachDatabase('a signing failure in a token exchange', (database) => {
     assert.equal(first.status, 200);
     const { refresh_token: refreshToken } = (await first.json()) as { refresh_token: string };
     const form = await openidCode(t, c);
-    // New keys this instance cannot open (sealed with another secret), active at once: every
-    // signature fails, as it did for every exchange when keys were sealed and the secret missing.
-    const { kids } = await rotateSigningKeys(t.deps.stores, t.deps.clock, OTHER_SECRET, { activationSeconds: 120, now: true });
+    // New keys this instance cannot open (sealed with another secret), active at once and the
+    // others withdrawn, so its secret opens none: every signature fails, as it did for every
+    // exchange when keys were sealed and the secret missing. (While its secret opened the others,
+    // a key it does not open would be an altered row: docs/oidc.md, "A damaged key".)
+    const { kids } = await rotateSigningKeys(t.deps.stores, t.deps.clock, OTHER_SECRET, { activationSeconds: 120, retirePrevious: true });
     t.deps.keys.invalidate();
     // Never a 500 (INTERFACE section 6): 503 temporarily_unavailable, as when the database is away.
     const failed = await tokenRequest(t, form);

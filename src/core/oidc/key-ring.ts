@@ -7,10 +7,10 @@
  * interval, not once per request. Which key signs is decided at each signature from the times the
  * keys carry, so a key becomes active on time without a read.
  */
-import type { KeyObject } from 'node:crypto';
+import { type JsonWebKey, type KeyObject, createPublicKey } from 'node:crypto';
 import type { JWK } from 'jose';
 import { KeysSecretError, SigningKeyDamagedError } from '../errors.js';
-import { KEY_PROPAGATION_SECONDS, openPrivateJwk } from './keys.js';
+import { KEY_PROPAGATION_SECONDS, openStoredPrivateJwk } from './keys.js';
 import { importSigningKey } from './jws.js';
 import type { Stores } from '../stores.js';
 import type { IdTokenAlg, SigningKey } from './ports.js';
@@ -39,16 +39,19 @@ export interface CurrentKey {
   privateKey: KeyObject;
 }
 
-/** The public members of a stored public JWK; `undefined` for a damaged row that holds no JSON object (it is not published). */
+/**
+ * The public members of a stored public JWK; `undefined` for a damaged row whose JWK is no public
+ * key (not JSON, or members that make no key): it is not published, as a JWKS member must be a
+ * key (RFC 7517 section 4).
+ */
 export function publicJwk(stored: string): JWK | undefined {
-  let parsed: unknown;
+  let full: Record<string, unknown>;
   try {
-    parsed = JSON.parse(stored);
+    full = JSON.parse(stored) as Record<string, unknown>;
+    createPublicKey({ key: full as JsonWebKey, format: 'jwk' });
   } catch {
     return undefined;
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
-  const full = parsed as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const member of PUBLIC_MEMBERS) if (full[member] !== undefined) out[member] = full[member];
   return out as JWK;
@@ -204,7 +207,7 @@ export class KeyRing {
     // Taken before the query: the keys are at least as new as this moment.
     const readAt = performance.now();
     const rows = await this.stores.keys.listPublished(this.clock.now());
-    const keys = new KeySet(rows, (key) => this.privateKey(key));
+    const keys = new KeySet(rows, (key) => this.privateKey(key, rows));
     for (const kid of this.imported.keys()) if (!rows.some((k) => k.kid === kid)) this.imported.delete(kid);
     for (const kid of this.reported) if (!rows.some((k) => k.kid === kid)) this.reported.delete(kid);
     if (generation === this.generation) this.current = { readAt, keys };
@@ -220,10 +223,10 @@ export class KeyRing {
    * tried again. A key that wants another KEYS_SECRET, or whose row is damaged, is reported once,
    * saying what to do.
    */
-  private privateKey(key: SigningKey): Promise<KeyObject> {
+  private privateKey(key: SigningKey, stored: readonly SigningKey[]): Promise<KeyObject> {
     let imported = this.imported.get(key.kid);
     if (!imported) {
-      imported = Promise.resolve().then(() => importSigningKey(openPrivateJwk(key.privateJwk, this.keysSecret, key.kid), publicJwk(key.publicJwk), key.alg));
+      imported = Promise.resolve().then(() => importSigningKey(openStoredPrivateJwk(key, this.keysSecret, stored), publicJwk(key.publicJwk), key.alg));
       this.imported.set(key.kid, imported);
       imported.catch((error: unknown) => {
         if (this.imported.get(key.kid) === imported) this.imported.delete(key.kid);

@@ -5,9 +5,9 @@
  * has expired; docs/oidc.md tells the whole lifecycle.
  */
 import { type JWK, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
-import { KeysSecretError } from '../errors.js';
+import { KeysSecretError, SigningKeyDamagedError } from '../errors.js';
 import type { Stores } from '../stores.js';
-import type { GeneratedSigningKey, IdTokenAlg } from './ports.js';
+import type { GeneratedSigningKey, IdTokenAlg, SigningKey } from './ports.js';
 import { type SealedPlace, isSealed, openSecret, sealSecret } from '../credentials/sealing.js';
 import type { Clock, Instant } from '../time.js';
 
@@ -39,6 +39,39 @@ export function openPrivateJwk(stored: string, secret: string | undefined, kid: 
     : 'KEYS_SECRET does not open the signing keys (it differs from the one they were encrypted with)');
 }
 
+/**
+ * `openPrivateJwk` for `key`, one of the keys `stored`. A sealed value that `secret` does not open
+ * while it opens another stored key was altered or moved from another row: a start and `keys
+ * rotate` refuse keys that the secret does not open, so no database holds keys sealed under two
+ * secrets. Such a key is damaged (`SigningKeyDamagedError`), not a matter of this instance's
+ * KEYS_SECRET, which another instance would not fix either.
+ */
+export function openStoredPrivateJwk(key: SigningKey, secret: string | undefined, stored: readonly SigningKey[]): string {
+  try {
+    return openPrivateJwk(key.privateJwk, secret, key.kid);
+  } catch (error) {
+    const opensOthers = secret !== undefined && stored.some((other) => other.kid !== key.kid && isSealed(other.privateJwk) && openSecret(other.privateJwk, secret, placeOf(other.kid)).ok);
+    if (error instanceof KeysSecretError && opensOthers) throw new SigningKeyDamagedError('its sealed value does not open with the KEYS_SECRET that opens the other keys: it was altered, or moved from another row');
+    throw error;
+  }
+}
+
+/**
+ * Whether `keysSecret` opens the stored keys, as a start and `keys rotate` ask before anything
+ * else: the first `KeysSecretError` is thrown. A key that is damaged instead (an altered sealed
+ * value, `openStoredPrivateJwk`) refuses neither: the key ring names it, and a rotation is what
+ * replaces it.
+ */
+function checkKeysOpen(keys: readonly SigningKey[], keysSecret: string | undefined): void {
+  for (const key of keys) {
+    try {
+      openStoredPrivateJwk(key, keysSecret, keys);
+    } catch (error) {
+      if (!(error instanceof SigningKeyDamagedError)) throw error;
+    }
+  }
+}
+
 /** A new key pair; its `kid` is the RFC 7638 thumbprint of the public key. */
 export async function generateSigningKey(alg: IdTokenAlg, keysSecret: string | undefined): Promise<GeneratedSigningKey> {
   const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'RS256' ? { modulusLength: 2048 } : {}) });
@@ -61,7 +94,7 @@ export async function generateSigningKey(alg: IdTokenAlg, keysSecret: string | u
  */
 export async function checkKeysSealedAlike(stores: Stores, keysSecret: string | undefined): Promise<void> {
   const keys = await stores.keys.listAll();
-  for (const key of keys) openPrivateJwk(key.privateJwk, keysSecret, key.kid);
+  checkKeysOpen(keys, keysSecret);
   if (keysSecret !== undefined && keys.some((key) => !isSealed(key.privateJwk))) {
     throw new KeysSecretError('the signing keys in the database are not encrypted, so the servers run without KEYS_SECRET: restart them with KEYS_SECRET (they encrypt the keys at start), or run this command without it');
   }
@@ -77,7 +110,7 @@ export async function checkKeysSealedAlike(stores: Stores, keysSecret: string | 
  */
 export async function ensureSigningKeys(stores: Stores, clock: Clock, keysSecret: string | undefined): Promise<void> {
   const keys = await stores.keys.listAll();
-  for (const key of keys) openPrivateJwk(key.privateJwk, keysSecret, key.kid);
+  checkKeysOpen(keys, keysSecret);
   const now = clock.now();
   for (const alg of SIGNING_ALGS) {
     const live = keys.some((k) => k.alg === alg && k.retiredAt === null && (k.withdrawnAt === null || k.withdrawnAt > now));
