@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { generateRecoveryCodes, hashRecoveryCode } from '../../src/core/accounts/recovery-codes.js';
 import { sealStoredSecrets } from '../../src/core/credentials/secrets-at-rest.js';
-import { openSecret, sealSecret } from '../../src/core/credentials/sealing.js';
+import { SEALED_PREFIX, openSecret, sealSecret } from '../../src/core/credentials/sealing.js';
 import { newTotpSecret, totpCode } from '../../src/core/accounts/totp.js';
 import { totpPlace } from '../../src/core/accounts/two-step.js';
 import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js';
@@ -139,6 +139,60 @@ forEachDatabase('TOTP secrets at start', (database) => {
       assert.equal((await factors.findTotp(user.id))?.secret, 'SECONDSECRETBBBB');
       const unsealed = await app.deps.stores.sealedColumns.listWithoutPrefix(column, 'enc:v2:', undefined, 1000);
       assert.ok(unsealed.some((row) => row.row === String(user.id) && row.stored === 'SECONDSECRETBBBB'));
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+forEachDatabase('a start among sealed values', (database) => {
+  /** `stored` with one bit of its ciphertext flipped: sealed under KEYS_SECRET still, but no longer opening. */
+  function altered(stored: string): string {
+    const raw = Buffer.from(stored.slice(SEALED_PREFIX.length), 'base64url');
+    raw[raw.length - 1]! ^= 1;
+    return `${SEALED_PREFIX}${raw.toString('base64url')}`;
+  }
+
+  /** Two members with an authenticator app sealed under KEYS_SECRET, the first's value then altered as `alter` says. */
+  async function twoSealedSeeds(app: Awaited<ReturnType<typeof startTestApp>>, alter: (userIds: number[]) => number[]): Promise<number[]> {
+    const { stores, clock } = app.deps;
+    const userIds: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      const user = await newUser(app);
+      await stores.secondFactors.startTotp(user.id, sealSecret(newTotpSecret(), KEYS_SECRET, totpPlace(user.id)), clock.now());
+      userIds.push(user.id);
+    }
+    for (const userId of alter(userIds)) {
+      const stored = (await stores.secondFactors.findTotp(userId))!.secret;
+      assert.equal(await stores.sealedColumns.replace('totp_credentials.secret', String(userId), stored, altered(stored)), true);
+    }
+    return userIds;
+  }
+
+  test('a start is refused only when KEYS_SECRET opens none of a column\'s first sealed values: one altered, first in row order, stops neither the start nor its sealing', async () => {
+    const app = await startTestApp(database, { env: { KEYS_SECRET } });
+    try {
+      const [alteredId] = await twoSealedSeeds(app, ([first]) => [first!]);
+      assert.equal(await sealStoredSecrets(app.deps.stores, KEYS_SECRET), 0);
+      assert.equal(openSecret((await app.deps.stores.secondFactors.findTotp(alteredId!))!.secret, KEYS_SECRET, totpPlace(alteredId!)).ok, false, 'left as it was, for its account to be told');
+      await assert.rejects(sealStoredSecrets(app.deps.stores, OTHER_KEYS_SECRET), /KEYS_SECRET differs/);
+    } finally {
+      await app.close();
+    }
+  });
+
+  test('a start whose KEYS_SECRET opens none of a column\'s sealed values is refused, naming the column and the first row', async () => {
+    const app = await startTestApp(database, { env: { KEYS_SECRET } });
+    try {
+      const { stores } = app.deps;
+      // This suite's first test left its seeds, one of them opening: altered too, so none opens.
+      const sealed = await stores.sealedColumns.listWithPrefix('totp_credentials.secret', SEALED_PREFIX, 1000);
+      for (const { row, stored } of sealed) {
+        if (openSecret(stored, KEYS_SECRET, totpPlace(Number(row))).ok) await stores.sealedColumns.replace('totp_credentials.secret', row, stored, altered(stored));
+      }
+      await twoSealedSeeds(app, (ids) => ids);
+      const [first] = await stores.sealedColumns.listWithPrefix('totp_credentials.secret', SEALED_PREFIX, 1);
+      await assert.rejects(sealStoredSecrets(stores, KEYS_SECRET), (error: Error) => error.name === 'KeysSecretError' && error.message.includes(`(totp_credentials.secret, row ${first!.row})`));
     } finally {
       await app.close();
     }

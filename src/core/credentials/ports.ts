@@ -86,8 +86,8 @@ export interface SealedColumnStore {
    * after the row `after` (when given).
    */
   listWithoutPrefix(column: SealedColumn, prefix: string, after: string | undefined, limit: number): Promise<StoredSecret[]>;
-  /** One value of `column` that starts with `prefix`, if any. */
-  findWithPrefix(column: SealedColumn, prefix: string): Promise<StoredSecret | undefined>;
+  /** Up to `limit` values of `column` that start with `prefix`, in the order of their rows. */
+  listWithPrefix(column: SealedColumn, prefix: string, limit: number): Promise<StoredSecret[]>;
   /** Replaces the value of `row` if it is still `stored` (one conditional write); whether it was. */
   replace(column: SealedColumn, row: string, stored: string, replacement: string): Promise<boolean>;
 }

@@ -23,11 +23,16 @@ export const PLAINTEXT_AT_REST_WARNING = `Warning: KEYS_SECRET is not set, so th
 /** Values read per round of `sealStoredSecrets`. */
 const SEAL_BATCH = 100;
 
+/** Sealed values of each column a start tries, in row order, for one that `keysSecret` opens. */
+const OPEN_SAMPLE = 20;
+
 /**
  * What a start does before anything reads a secret, for every sealed column. First it refuses
- * (`KeysSecretError`, one line), before writing anything, when a sealed value does not open with
- * `keysSecret` (none set, or another): one sealed value of each column is opened, which tells one
- * KEYS_SECRET from another without opening them all. Then, with `keysSecret`, it seals every
+ * (`KeysSecretError`, one line), before writing anything, when `keysSecret` (none set, or another)
+ * opens none of the column's first sealed values: one that opens tells one KEYS_SECRET from
+ * another without opening them all. One that does not open where another does was altered, not
+ * sealed under another secret, and is left to what reads it: the key ring names a damaged signing
+ * key, a TOTP seed refuses its account's codes. Then, with `keysSecret`, it seals every
  * value stored plain or in an earlier form, each by a conditional write: an instance starting at
  * the same moment may have sealed it, or the value changed meanwhile (it is then another's to
  * seal). Returns how many values this start sealed.
@@ -35,8 +40,9 @@ const SEAL_BATCH = 100;
 export async function sealStoredSecrets(stores: Stores, keysSecret: string | undefined): Promise<number> {
   const columns = Object.keys(SEALED_COLUMNS) as SealedColumn[];
   for (const column of columns) {
-    const one = await stores.sealedColumns.findWithPrefix(column, SEALED_MARK);
-    if (one) open(column, one.row, one.stored, keysSecret);
+    const sample = await stores.sealedColumns.listWithPrefix(column, SEALED_MARK, OPEN_SAMPLE);
+    const [first] = sample;
+    if (first && !sample.some(({ row, stored }) => openSecret(stored, keysSecret, { column, row }).ok)) open(column, first.row, first.stored, keysSecret);
   }
   if (keysSecret === undefined) return 0;
   let sealed = 0;

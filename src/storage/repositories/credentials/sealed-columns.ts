@@ -28,13 +28,12 @@ export class KyselySealedColumnStore implements SealedColumnStore {
     return rows.map((r) => ({ row: String(r.row), stored: r.stored }));
   }
 
-  async findWithPrefix(column: SealedColumn, prefix: string): Promise<StoredSecret | undefined> {
+  async listWithPrefix(column: SealedColumn, prefix: string, limit: number): Promise<StoredSecret[]> {
     const { table, key, value } = PLACES[column];
     const { rows } = await sql<{ row: string | number; stored: string }>`
       select ${sql.ref(key)} as row, ${sql.ref(value)} as stored from ${sql.table(table)}
-      where substr(${sql.ref(value)}, 1, ${prefix.length}) = ${prefix} order by ${sql.ref(key)} limit 1`.execute(this.db);
-    const [first] = rows;
-    return first && { row: String(first.row), stored: first.stored };
+      where substr(${sql.ref(value)}, 1, ${prefix.length}) = ${prefix} order by ${sql.ref(key)} limit ${limit}`.execute(this.db);
+    return rows.map((r) => ({ row: String(r.row), stored: r.stored }));
   }
 
   async replace(column: SealedColumn, row: string, stored: string, replacement: string): Promise<boolean> {
