@@ -3,10 +3,14 @@
  * signing keys are (docs/operations.md, KEYS_SECRET), on each database.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { generateRecoveryCodes, hashRecoveryCode } from '../../src/core/accounts/recovery-codes.js';
 import { sealStoredSecrets } from '../../src/core/credentials/secrets-at-rest.js';
-import { SEALED_PREFIX, openSecret, sealSecret } from '../../src/core/credentials/sealing.js';
+import { SEALED_MARK, SEALED_PREFIX, openSecret, sealSecret } from '../../src/core/credentials/sealing.js';
+import { SharedKeys } from '../../src/core/credentials/shared-keys.js';
+import type { SealedColumn, StoredSecret } from '../../src/core/credentials/ports.js';
+import type { Stores } from '../../src/core/stores.js';
 import { newTotpSecret, totpCode } from '../../src/core/accounts/totp.js';
 import { totpPlace } from '../../src/core/accounts/two-step.js';
 import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js';
@@ -145,14 +149,14 @@ forEachDatabase('TOTP secrets at start', (database) => {
   });
 });
 
-forEachDatabase('a start among sealed values', (database) => {
-  /** `stored` with one bit of its ciphertext flipped: sealed under KEYS_SECRET still, but no longer opening. */
-  function altered(stored: string): string {
-    const raw = Buffer.from(stored.slice(SEALED_PREFIX.length), 'base64url');
-    raw[raw.length - 1]! ^= 1;
-    return `${SEALED_PREFIX}${raw.toString('base64url')}`;
-  }
+/** `stored` with one bit of its ciphertext flipped: sealed under KEYS_SECRET still, but no longer opening. */
+function altered(stored: string): string {
+  const raw = Buffer.from(stored.slice(SEALED_PREFIX.length), 'base64url');
+  raw[raw.length - 1]! ^= 1;
+  return `${SEALED_PREFIX}${raw.toString('base64url')}`;
+}
 
+forEachDatabase('a start among sealed values', (database) => {
   /** Two members with an authenticator app sealed under KEYS_SECRET, the first's value then altered as `alter` says. */
   async function twoSealedSeeds(app: Awaited<ReturnType<typeof startTestApp>>, alter: (userIds: number[]) => number[]): Promise<number[]> {
     const { stores, clock } = app.deps;
@@ -193,6 +197,107 @@ forEachDatabase('a start among sealed values', (database) => {
       await twoSealedSeeds(app, (ids) => ids);
       const [first] = await stores.sealedColumns.listWithPrefix('totp_credentials.secret', SEALED_PREFIX, 1);
       await assert.rejects(sealStoredSecrets(stores, KEYS_SECRET), (error: Error) => error.name === 'KeysSecretError' && error.message.includes(`(totp_credentials.secret, row ${first!.row})`));
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+forEachDatabase('a start among values that do not open', (database) => {
+  const TOTP = 'totp_credentials.secret';
+  const SERVER_SECRETS = 'server_secrets.value';
+
+  /** Every value of `column`, sealed or not, in row order. */
+  async function everyValue(stores: Stores, column: SealedColumn): Promise<StoredSecret[]> {
+    const sealed = await stores.sealedColumns.listWithPrefix(column, SEALED_MARK, 1000);
+    const plain = await stores.sealedColumns.listWithoutPrefix(column, SEALED_MARK, undefined, 1000);
+    return [...sealed, ...plain];
+  }
+
+  test('a value in the earlier sealed form that does not open is left as it is, and the plain values beside it are still sealed', async () => {
+    const app = await startTestApp(database, { env: { KEYS_SECRET } });
+    try {
+      const { stores, clock } = app.deps;
+      const seeds = new Map<number, string>();
+      for (const form of ['sealed', 'sealed', 'plain', 'v1', 'plain'] as const) {
+        const user = await newUser(app);
+        const seed = form === 'v1' ? `enc:v1:${randomBytes(60).toString('base64url')}` : newTotpSecret();
+        await stores.secondFactors.startTotp(user.id, form === 'sealed' ? sealSecret(seed, KEYS_SECRET, totpPlace(user.id)) : seed, clock.now());
+        seeds.set(user.id, seed);
+      }
+      assert.equal(await sealStoredSecrets(stores, KEYS_SECRET), 2, 'the two plain seeds');
+      for (const [userId, seed] of seeds) {
+        const stored = (await stores.secondFactors.findTotp(userId))!.secret;
+        if (seed.startsWith('enc:v1:')) assert.equal(stored, seed, 'left for its account to be told');
+        else assert.deepEqual(openSecret(stored, KEYS_SECRET, totpPlace(userId)), { ok: true, plain: seed });
+      }
+    } finally {
+      await app.close();
+    }
+  });
+
+  test('TOTP seeds of several members that do not open stop no start while another opens: each is its member\'s', async () => {
+    const app = await startTestApp(database, { env: { KEYS_SECRET } });
+    try {
+      const { stores, clock } = app.deps;
+      for (let i = 0; i < 3; i++) {
+        const user = await newUser(app);
+        await stores.secondFactors.startTotp(user.id, altered(sealSecret(newTotpSecret(), KEYS_SECRET, totpPlace(user.id))), clock.now());
+      }
+      assert.equal(await sealStoredSecrets(stores, KEYS_SECRET), 0);
+    } finally {
+      await app.close();
+    }
+  });
+
+  test('a server secret that does not open refuses the start, naming its row and what to do; deleted, a new one is made', async () => {
+    const app = await startTestApp(database, { env: { KEYS_SECRET } });
+    try {
+      const { stores, clock } = app.deps;
+      const stored = (await everyValue(stores, SERVER_SECRETS)).find(({ row }) => row === 'dpop-nonce-hmac')!;
+      assert.ok(openSecret(stored.stored, KEYS_SECRET, { column: SERVER_SECRETS, row: stored.row }).ok, 'made sealed by the start');
+      assert.equal(await stores.sealedColumns.replace(SERVER_SECRETS, stored.row, stored.stored, altered(stored.stored)), true);
+      await assert.rejects(sealStoredSecrets(stores, KEYS_SECRET), (error: Error) => error.name === 'KeysSecretError'
+        && error.message.includes('(server_secrets.value, row dpop-nonce-hmac)') && error.message.includes('delete those rows (server_secrets, by name)'));
+      await app.deps.database.db.deleteFrom('server_secrets').where('name', '=', 'dpop-nonce-hmac').execute();
+      assert.equal(await sealStoredSecrets(stores, KEYS_SECRET), 0);
+      await new SharedKeys(stores.serverSecrets, clock).readAll();
+      const made = (await everyValue(stores, SERVER_SECRETS)).find(({ row }) => row === 'dpop-nonce-hmac')!;
+      assert.ok(openSecret(made.stored, KEYS_SECRET, { column: SERVER_SECRETS, row: made.row }).ok);
+    } finally {
+      await app.close();
+    }
+  });
+
+  test('a database whose values were sealed under two secrets, row by row, is refused under either', async () => {
+    const app = await startTestApp(database, { env: { KEYS_SECRET } });
+    try {
+      const { stores } = app.deps;
+      const columns: SealedColumn[] = ['signing_keys.private_jwk', TOTP, SERVER_SECRETS];
+      const plain = new Map<SealedColumn, { row: string; plain: string }[]>();
+      for (const column of columns) {
+        const opening = (await everyValue(stores, column)).flatMap(({ row, stored }) => {
+          const opened = openSecret(stored, KEYS_SECRET, { column, row });
+          return opened.ok ? [{ row, stored, plain: opened.plain }] : [];
+        });
+        // As two instances given different secrets would leave it, sealing side by side.
+        for (const [i, { row, stored, plain: value }] of opening.entries()) {
+          assert.equal(await stores.sealedColumns.replace(column, row, stored, sealSecret(value, i % 2 === 0 ? KEYS_SECRET : OTHER_KEYS_SECRET, { column, row })), true);
+        }
+        plain.set(column, opening);
+      }
+      for (const keysSecret of [KEYS_SECRET, OTHER_KEYS_SECRET]) {
+        await assert.rejects(sealStoredSecrets(stores, keysSecret), (error: Error) => error.name === 'KeysSecretError'
+          && error.message.includes('do not all open with the KEYS_SECRET that opens the others (server_secrets.value, rows '));
+      }
+      // Back as the other suites' starts left them.
+      for (const column of columns) {
+        for (const { row, plain: value } of plain.get(column)!) {
+          const now = (await everyValue(stores, column)).find((value) => value.row === row)!;
+          await stores.sealedColumns.replace(column, row, now.stored, sealSecret(value, KEYS_SECRET, { column, row }));
+        }
+      }
+      assert.equal(await sealStoredSecrets(stores, KEYS_SECRET), 0);
     } finally {
       await app.close();
     }

@@ -27,22 +27,44 @@ const SEAL_BATCH = 100;
 const OPEN_SAMPLE = 20;
 
 /**
+ * How many of a column's sampled values may fail to open while `keysSecret` opens another, and
+ * what the operator does when more do. One altered value (a flipped byte, a hand edit) is left to
+ * what reads it, which names it; more read as a database sealed under two secrets (instances
+ * given different ones, sealing side by side), which no instance can serve whole. TOTP seeds have
+ * no limit: each is one member's, whose recovery codes stand in for it, and the service is not
+ * stopped for some of them.
+ */
+const ALTERED_LIMITS: Readonly<Partial<Record<SealedColumn, { allowed: number; remedy: string }>>> = {
+  // The key ring names a damaged key (`/readyz`), and the other algorithm's key signs.
+  'signing_keys.private_jwk': { allowed: 1, remedy: 'delete those rows (signing_keys, by kid): the next start makes a key for an algorithm left without one' },
+  // Each serves every request of its use, on every instance.
+  'server_secrets.value': { allowed: 0, remedy: 'delete those rows (server_secrets, by name): the next start makes new ones' },
+};
+
+/**
  * What a start does before anything reads a secret, for every sealed column. First it refuses
  * (`KeysSecretError`, one line), before writing anything, when `keysSecret` (none set, or another)
- * opens none of the column's first sealed values: one that opens tells one KEYS_SECRET from
- * another without opening them all. One that does not open where another does was altered, not
- * sealed under another secret, and is left to what reads it: the key ring names a damaged signing
- * key, a TOTP seed refuses its account's codes. Then, with `keysSecret`, it seals every
- * value stored plain or in an earlier form, each by a conditional write: an instance starting at
- * the same moment may have sealed it, or the value changed meanwhile (it is then another's to
- * seal). Returns how many values this start sealed.
+ * opens none of the column's first sealed values (one that opens tells one KEYS_SECRET from
+ * another without opening them all), or when more of them fail to open than the column allows
+ * (`ALTERED_LIMITS`). Then, with `keysSecret`, it seals every value stored plain or in an earlier
+ * form, each by a conditional write: an instance starting at the same moment may have sealed it,
+ * or the value changed meanwhile (it is then another's to seal). An earlier form that does not
+ * open is left as it is, as an altered value is: the first step showed that `keysSecret` opens
+ * the column. Returns how many values this start sealed.
  */
 export async function sealStoredSecrets(stores: Stores, keysSecret: string | undefined): Promise<number> {
   const columns = Object.keys(SEALED_COLUMNS) as SealedColumn[];
   for (const column of columns) {
     const sample = await stores.sealedColumns.listWithPrefix(column, SEALED_MARK, OPEN_SAMPLE);
-    const [first] = sample;
-    if (first && !sample.some(({ row, stored }) => openSecret(stored, keysSecret, { column, row }).ok)) open(column, first.row, first.stored, keysSecret);
+    const closed = sample.filter(({ row, stored }) => !openSecret(stored, keysSecret, { column, row }).ok);
+    const [first] = closed;
+    if (first === undefined) continue;
+    // None opens: the one line of a missing or another KEYS_SECRET.
+    if (closed.length === sample.length) open(column, first.row, first.stored, keysSecret);
+    const limit = ALTERED_LIMITS[column];
+    if (limit && closed.length > limit.allowed) {
+      throw new KeysSecretError(`the ${SEALED_COLUMNS[column]} in the database do not all open with the KEYS_SECRET that opens the others (${column}, row${closed.length > 1 ? 's' : ''} ${closed.map(({ row }) => row).join(', ')}): they were sealed by an instance given another KEYS_SECRET, or altered; start every instance with the same KEYS_SECRET, and if they have it, ${limit.remedy}`);
+    }
   }
   if (keysSecret === undefined) return 0;
   let sealed = 0;
@@ -51,8 +73,8 @@ export async function sealStoredSecrets(stores: Stores, keysSecret: string | und
     for (;;) {
       const batch = await stores.sealedColumns.listWithoutPrefix(column, SEALED_PREFIX, after, SEAL_BATCH);
       for (const { row, stored } of batch) {
-        const plain = open(column, row, stored, keysSecret);
-        if (await stores.sealedColumns.replace(column, row, stored, sealSecret(plain, keysSecret, { column, row }))) sealed++;
+        const opened = openSecret(stored, keysSecret, { column, row });
+        if (opened.ok && await stores.sealedColumns.replace(column, row, stored, sealSecret(opened.plain, keysSecret, { column, row }))) sealed++;
       }
       if (batch.length < SEAL_BATCH) break;
       after = batch[batch.length - 1]!.row;
@@ -71,7 +93,9 @@ function open(column: SealedColumn, row: string, stored: string, keysSecret: str
 /**
  * The shared server secrets, sealed at rest when `keysSecret` is set: a new one is stored sealed
  * for its name, and the stored one opened. One that `keysSecret` cannot open throws
- * `KeysSecretError` (a start refuses such a database before anything asks).
+ * `KeysSecretError`: a start refuses a database holding one (`sealStoredSecrets`), so an instance
+ * meets it only when another sealed the secrets after it started without KEYS_SECRET, or made
+ * them under another one.
  */
 export class SealedServerSecrets implements ServerSecretStore {
   constructor(private readonly secrets: ServerSecretStore, private readonly keysSecret: string | undefined) {}

@@ -129,12 +129,13 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
   if (error instanceof OAuthError) return error;
   // A signed-in account left `active` while its form was on its way: nothing was made for it.
   if (error instanceof AccountUnusableError) return new OAuthError('access_denied', ACCOUNT_NOT_ACTIVE);
-  // A signing key this instance cannot open (KEYS_SECRET missing or another one than the keys were
-  // sealed with): another instance may well sign, so the client is told to try again, in the
-  // RFC 6749 5.2 shape, and nothing was consumed (the signature rolls its transaction back). The
-  // key ring has logged it once, saying what to do; a line per request would flood the log.
+  // A signing key or shared HMAC key this instance cannot open (KEYS_SECRET missing or another one
+  // than the keys were sealed with): another instance may well open it, so the client is told to
+  // try again, in the RFC 6749 5.2 shape, and nothing was consumed (the signature rolls its
+  // transaction back). The key ring has logged it once, saying what to do; a line per request
+  // would flood the log.
   if (error instanceof KeysSecretError) {
-    return new OAuthError('temporarily_unavailable', 'The service cannot sign tokens right now; try again shortly.', {
+    return new OAuthError('temporarily_unavailable', 'The service cannot open its keys right now; try again shortly.', {
       headers: { 'retry-after': RETRY_AFTER_SECONDS },
     });
   }

@@ -17,22 +17,23 @@ function rowKey(column: SealedColumn, row: string): string | number {
 export class KyselySealedColumnStore implements SealedColumnStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async listWithoutPrefix(column: SealedColumn, prefix: string, after: string | undefined, limit: number): Promise<StoredSecret[]> {
+  listWithoutPrefix(column: SealedColumn, prefix: string, after: string | undefined, limit: number): Promise<StoredSecret[]> {
+    return this.list(column, prefix, false, after, limit);
+  }
+
+  listWithPrefix(column: SealedColumn, prefix: string, limit: number): Promise<StoredSecret[]> {
+    return this.list(column, prefix, true, undefined, limit);
+  }
+
+  /** Up to `limit` values of `column` that start with `prefix` or not (`starting`), in row order after `after`. */
+  private async list(column: SealedColumn, prefix: string, starting: boolean, after: string | undefined, limit: number): Promise<StoredSecret[]> {
     const { table, key, value } = PLACES[column];
     // substr, not LIKE: the prefix is matched as it is, whatever characters it holds.
     const { rows } = await sql<{ row: string | number; stored: string }>`
       select ${sql.ref(key)} as row, ${sql.ref(value)} as stored from ${sql.table(table)}
-      where substr(${sql.ref(value)}, 1, ${prefix.length}) <> ${prefix}
+      where substr(${sql.ref(value)}, 1, ${prefix.length}) ${sql.raw(starting ? '=' : '<>')} ${prefix}
       ${after === undefined ? sql`` : sql`and ${sql.ref(key)} > ${rowKey(column, after)}`}
       order by ${sql.ref(key)} limit ${limit}`.execute(this.db);
-    return rows.map((r) => ({ row: String(r.row), stored: r.stored }));
-  }
-
-  async listWithPrefix(column: SealedColumn, prefix: string, limit: number): Promise<StoredSecret[]> {
-    const { table, key, value } = PLACES[column];
-    const { rows } = await sql<{ row: string | number; stored: string }>`
-      select ${sql.ref(key)} as row, ${sql.ref(value)} as stored from ${sql.table(table)}
-      where substr(${sql.ref(value)}, 1, ${prefix.length}) = ${prefix} order by ${sql.ref(key)} limit ${limit}`.execute(this.db);
     return rows.map((r) => ({ row: String(r.row), stored: r.stored }));
   }
 
