@@ -27,26 +27,23 @@ const SEAL_BATCH = 100;
 const OPEN_SAMPLE = 20;
 
 /**
- * How many of a column's sampled values may fail to open while `keysSecret` opens another, and
- * what the operator does when more do. One altered value (a flipped byte, a hand edit) is left to
- * what reads it, which names it; more read as a database sealed under two secrets (instances
- * given different ones, sealing side by side), which no instance can serve whole. TOTP seeds have
- * no limit: each is one member's, whose recovery codes stand in for it, and the service is not
- * stopped for some of them.
+ * The column whose sampled values must all open once `keysSecret` opens one: the server HMAC
+ * secrets, each of which serves every request of its use on every instance. The start that seals
+ * a database seals them with the rest, so one that does not open where the others do was altered
+ * or sealed by an instance given another KEYS_SECRET, sealing side by side: either way no instance
+ * can serve whole. A signing key or TOTP seed that does not open is left to what reads it, which
+ * names it: the key ring a damaged key (`/readyz`), while the other algorithm's signs and until
+ * the janitor deletes it once retired; a TOTP seed refuses its account's codes, for which its
+ * member holds recovery codes.
  */
-const ALTERED_LIMITS: Readonly<Partial<Record<SealedColumn, { allowed: number; remedy: string }>>> = {
-  // The key ring names a damaged key (`/readyz`), and the other algorithm's key signs.
-  'signing_keys.private_jwk': { allowed: 1, remedy: 'delete those rows (signing_keys, by kid): the next start makes a key for an algorithm left without one' },
-  // Each serves every request of its use, on every instance.
-  'server_secrets.value': { allowed: 0, remedy: 'delete those rows (server_secrets, by name): the next start makes new ones' },
-};
+const EVERY_VALUE_OPENS: ReadonlySet<SealedColumn> = new Set(['server_secrets.value']);
 
 /**
  * What a start does before anything reads a secret, for every sealed column. First it refuses
  * (`KeysSecretError`, one line), before writing anything, when `keysSecret` (none set, or another)
  * opens none of the column's first sealed values (one that opens tells one KEYS_SECRET from
- * another without opening them all), or when more of them fail to open than the column allows
- * (`ALTERED_LIMITS`). Then, with `keysSecret`, it seals every value stored plain or in an earlier
+ * another without opening them all), or, for the server secrets, when one of them does not open
+ * (`EVERY_VALUE_OPENS`). Then, with `keysSecret`, it seals every value stored plain or in an earlier
  * form, each by a conditional write: an instance starting at the same moment may have sealed it,
  * or the value changed meanwhile (it is then another's to seal). An earlier form that does not
  * open is left as it is, as an altered value is: the first step showed that `keysSecret` opens
@@ -61,9 +58,8 @@ export async function sealStoredSecrets(stores: Stores, keysSecret: string | und
     if (first === undefined) continue;
     // None opens: the one line of a missing or another KEYS_SECRET.
     if (closed.length === sample.length) open(column, first.row, first.stored, keysSecret);
-    const limit = ALTERED_LIMITS[column];
-    if (limit && closed.length > limit.allowed) {
-      throw new KeysSecretError(`the ${SEALED_COLUMNS[column]} in the database do not all open with the KEYS_SECRET that opens the others (${column}, row${closed.length > 1 ? 's' : ''} ${closed.map(({ row }) => row).join(', ')}): they were sealed by an instance given another KEYS_SECRET, or altered; start every instance with the same KEYS_SECRET, and if they have it, ${limit.remedy}`);
+    if (EVERY_VALUE_OPENS.has(column)) {
+      throw new KeysSecretError(`the ${SEALED_COLUMNS[column]} in the database do not all open with the KEYS_SECRET that opens the others (${column}, row${closed.length > 1 ? 's' : ''} ${closed.map(({ row }) => row).join(', ')}): sealed by an instance given another KEYS_SECRET, or altered; start every instance with the same KEYS_SECRET, and if they have it, delete those rows: the next start makes new ones`);
     }
   }
   if (keysSecret === undefined) return 0;
