@@ -7,7 +7,7 @@
 import type { Settings } from './config/settings.js';
 import type { AuditSink } from './core/audit.js';
 import type { Stores } from './core/stores.js';
-import { withSealedServerSecrets } from './core/credentials/secrets-at-rest.js';
+import { sealStoredSecrets, withSealedServerSecrets } from './core/credentials/secrets-at-rest.js';
 import { SharedKeys } from './core/credentials/shared-keys.js';
 import { TokenMarks } from './core/credentials/token-marks.js';
 import { type Clock, systemClock } from './core/time.js';
@@ -62,6 +62,16 @@ export function createBaseDeps(settings: Settings, overrides: BaseDepsOverrides 
  */
 export async function prepareDatabase(deps: Pick<BaseDeps, 'database'>, seed?: () => Promise<void>): Promise<void> {
   await deps.database.inMigrationTurn((db) => migrateToLatest(db, seed));
+}
+
+/**
+ * `sealStoredSecrets` in the start turn (`inStartTurn`): of two instances starting at once with
+ * different KEYS_SECRETs on a database stored plain, each would otherwise find nothing sealed,
+ * pass, and seal part of it under its own (attack134); in turns, the second finds the first's
+ * values and is refused before it writes. Returns how many values this start sealed.
+ */
+export function sealStoredSecretsInStartTurn(deps: Pick<BaseDeps, 'database' | 'stores'>, keysSecret: string | undefined): Promise<number> {
+  return inStartTurn(deps, () => sealStoredSecrets(deps.stores, keysSecret));
 }
 
 /**

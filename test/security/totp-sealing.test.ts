@@ -15,6 +15,7 @@ import { newTotpSecret, totpCode } from '../../src/core/accounts/totp.js';
 import { totpPlace } from '../../src/core/accounts/two-step.js';
 import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js';
 import { Browser, PASSWORD, newUser, unique } from '../oauth/helpers.js';
+import { sealStoredSecretsInStartTurn } from '../../src/base-deps.js';
 import { startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -298,6 +299,47 @@ forEachDatabase('a start among values that do not open', (database) => {
         }
       }
       assert.equal(await sealStoredSecrets(stores, KEYS_SECRET), 0);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+forEachDatabase('two starts at once under different KEYS_SECRETs', (database) => {
+  test('on a database stored plain, the start whose turn comes second is refused before it writes, and every value ends under the first one\'s secret (attack134)', async () => {
+    const app = await startTestApp(database, {});
+    try {
+      const { stores, clock } = app.deps;
+      for (let i = 0; i < 130; i++) {
+        const user = await stores.users.create({ username: unique('plain'), passwordHash: 'not a hash', bio: '', member: false, level: 1, xp: 0 }, clock.now());
+        await stores.secondFactors.startTotp(user.id, newTotpSecret(), clock.now());
+      }
+      // The first is held up halfway through the seeds (a pause of its process, a slow round
+      // trip): without turns, the second, having found nothing sealed either, seals the rest.
+      let replaced = 0;
+      const held: Stores = {
+        ...stores,
+        sealedColumns: {
+          listWithPrefix: (...args) => stores.sealedColumns.listWithPrefix(...args),
+          listWithoutPrefix: (...args) => stores.sealedColumns.listWithoutPrefix(...args),
+          replace: async (column, ...rest) => {
+            if (column === 'totp_credentials.secret' && ++replaced === 60) await new Promise((resolve) => setTimeout(resolve, 300));
+            return stores.sealedColumns.replace(column, ...rest);
+          },
+        },
+      };
+      const [first, second] = await Promise.allSettled([
+        sealStoredSecretsInStartTurn({ database: app.deps.database, stores: held }, KEYS_SECRET),
+        sealStoredSecretsInStartTurn(app.deps, OTHER_KEYS_SECRET),
+      ]);
+      assert.equal(first.status, 'fulfilled');
+      assert.ok(second.status === 'rejected' && (second.reason as Error).name === 'KeysSecretError', 'the second is refused');
+      const columns: SealedColumn[] = ['signing_keys.private_jwk', 'totp_credentials.secret', 'server_secrets.value'];
+      for (const column of columns) {
+        const values = [...await stores.sealedColumns.listWithPrefix(column, SEALED_MARK, 1000), ...await stores.sealedColumns.listWithoutPrefix(column, SEALED_MARK, undefined, 1000)];
+        assert.ok(values.length > 0);
+        for (const { row, stored } of values) assert.ok(stored.startsWith(SEALED_PREFIX) && openSecret(stored, KEYS_SECRET, { column, row }).ok, `${column} ${row} under the first start's secret`);
+      }
     } finally {
       await app.close();
     }

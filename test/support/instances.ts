@@ -11,9 +11,9 @@ import { buildApp } from '../../src/app.js';
 import { loadSettings } from '../../src/config/settings.js';
 import { NO_AUDIT } from '../../src/core/audit.js';
 import { ensureSigningKeys } from '../../src/core/oidc/keys.js';
-import { sealStoredSecrets } from '../../src/core/credentials/secrets-at-rest.js';
 import type { Clock } from '../../src/core/time.js';
 import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
+import { sealStoredSecretsInStartTurn } from '../../src/base-deps.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { type TestApp, type TestAppOptions, startTestApp } from './app.js';
 import { TestClock } from './clock.js';
@@ -67,7 +67,7 @@ export async function startInstances(
         deps = createDeps(settings, { audit: NO_AUDIT, redisKeyPrefix: keyPrefix, ...(limiter ? { limiter } : {}), ...(options.clock ? { clock: options.clock } : {}) });
         if (list.length === 0) {
           await prepareDatabase(deps);
-          await sealStoredSecrets(deps.stores, settings.keysSecret);
+          await sealStoredSecretsInStartTurn(deps, settings.keysSecret);
           await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
         }
         const { logLines } = options;

@@ -28,10 +28,9 @@ const OPEN_SAMPLE = 20;
 
 /**
  * The column whose sampled values must all open once `keysSecret` opens one: the server HMAC
- * secrets, each of which serves every request of its use on every instance. The start that seals
- * a database seals them with the rest, so one that does not open where the others do was altered
- * or sealed by an instance given another KEYS_SECRET, sealing side by side: either way no instance
- * can serve whole. A signing key or TOTP seed that does not open is left to what reads it, which
+ * secrets, each of which serves every request of its use on every instance: one that does not
+ * open where the others do was altered, or made by an instance given another KEYS_SECRET as it
+ * started, and either way no instance can serve whole. A signing key or TOTP seed that does not open is left to what reads it, which
  * names it: the key ring a damaged key (`/readyz`), while the other algorithm's signs and until
  * the janitor deletes it once retired; a TOTP seed refuses its account's codes, for which its
  * member holds recovery codes.
