@@ -8,12 +8,11 @@ import cluster from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import { buildApp } from './app.js';
 import { type Settings, SettingsError, isLoopbackBaseUrl, loadSettings } from './config/settings.js';
-import { ensureSigningKeys } from './core/oidc/keys.js';
 import type { UserStatus } from './core/accounts/ports.js';
 import { PLAINTEXT_AT_REST_WARNING } from './core/credentials/secrets-at-rest.js';
 import { type DemoCredentials, demoAccount, demoAppAddresses, demoAppMoves, demoCredentialsPath, keptDemoProblem, liveDemoCredentials, moveDemoApp, saveDemoCredentials, seedDemo } from './demo.js';
-import { type BaseDeps, createBaseDeps, inStartTurn, sealStoredSecretsInStartTurn } from './base-deps.js';
-import { type Deps, REDIS_USES, createDeps, prepareDatabase } from './deps.js';
+import { type BaseDeps, createBaseDeps, inStartTurn, prepareStart } from './base-deps.js';
+import { type Deps, REDIS_USES, createDeps } from './deps.js';
 import { type MetricsSource, buildMetricsApp } from './http/metrics-app.js';
 import { scheduleJanitor } from './janitor.js';
 import { type RedisCheck, checkRedisDatabase } from './redis/connect.js';
@@ -105,9 +104,9 @@ function nextSteps(settings: Settings): string {
 }
 
 /**
- * Migrates, with KEYS_SECRET seals the secrets stored without it (or refuses sealed ones it
- * cannot open), seeds the demo on a new database, and creates signing keys on first start; says
- * what it seeded, and whether the database has any account at all.
+ * Migrates, seeds the demo on a new database, with KEYS_SECRET seals the secrets stored without it
+ * (or refuses sealed ones it cannot open), and creates signing keys on first start, all in the
+ * start turn (`prepareStart`); says what it seeded, and whether the database has any account at all.
  */
 async function prepare(settings: Settings): Promise<{ created: DemoCredentials | undefined; accounts: boolean; schema: string | undefined }> {
   // The database alone: the server's own deps connect to Redis, and a Redis that is down would
@@ -121,9 +120,7 @@ async function prepare(settings: Settings): Promise<{ created: DemoCredentials |
       const keep = (credentials: DemoCredentials) => saveDemoCredentials(settings, credentials);
       demo.created = await seedDemo(deps.stores, deps.clock, { baseUrl: settings.baseUrl, when: 'new database', keep });
     };
-    await prepareDatabase(deps, settings.demo ? seedDemoIfNew : undefined);
-    await sealStoredSecretsInStartTurn(deps, settings.keysSecret);
-    await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
+    await prepareStart(deps, settings.keysSecret, settings.demo ? seedDemoIfNew : undefined);
     const accounts = (await deps.stores.users.list({ afterId: 0, limit: 1 })).length > 0;
     return { created: demo.created, accounts, schema: await tablesSchema(deps.database.db) };
   } finally {

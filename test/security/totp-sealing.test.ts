@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { generateRecoveryCodes, hashRecoveryCode } from '../../src/core/accounts/recovery-codes.js';
-import { sealStoredSecrets } from '../../src/core/credentials/secrets-at-rest.js';
+import { SEALED_COLUMNS, sealStoredSecrets } from '../../src/core/credentials/secrets-at-rest.js';
 import { SEALED_MARK, SEALED_PREFIX, openSecret, sealSecret } from '../../src/core/credentials/sealing.js';
 import { SharedKeys } from '../../src/core/credentials/shared-keys.js';
 import type { SealedColumn, StoredSecret } from '../../src/core/credentials/ports.js';
@@ -15,10 +15,13 @@ import { newTotpSecret, totpCode } from '../../src/core/accounts/totp.js';
 import { totpPlace } from '../../src/core/accounts/two-step.js';
 import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js';
 import { Browser, PASSWORD, newUser, unique } from '../oauth/helpers.js';
-import { sealStoredSecretsInStartTurn } from '../../src/base-deps.js';
+import { createBaseDeps, prepareStart } from '../../src/base-deps.js';
+import { loadSettings } from '../../src/config/settings.js';
+import { NO_AUDIT } from '../../src/core/audit.js';
+import { SIGNING_ALGS } from '../../src/core/oidc/keys.js';
 import { startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
-import { forEachDatabase } from '../support/databases.js';
+import { type TestDatabase, forEachDatabase } from '../support/databases.js';
 
 const KEYS_SECRET = 'a test secret of at least thirty-two characters';
 const OTHER_KEYS_SECRET = 'another secret of at least thirty-two characters';
@@ -157,6 +160,13 @@ function altered(stored: string): string {
   return `${SEALED_PREFIX}${raw.toString('base64url')}`;
 }
 
+/** Every value of `column`, sealed or not, the sealed ones first. */
+async function everyValue(stores: Stores, column: SealedColumn): Promise<StoredSecret[]> {
+  const sealed = await stores.sealedColumns.listWithPrefix(column, SEALED_MARK, 1000);
+  const plain = await stores.sealedColumns.listWithoutPrefix(column, SEALED_MARK, undefined, 1000);
+  return [...sealed, ...plain];
+}
+
 forEachDatabase('a start among sealed values', (database) => {
   /** Two members with an authenticator app sealed under KEYS_SECRET, the first's value then altered as `alter` says. */
   async function twoSealedSeeds(app: Awaited<ReturnType<typeof startTestApp>>, alter: (userIds: number[]) => number[]): Promise<number[]> {
@@ -174,7 +184,7 @@ forEachDatabase('a start among sealed values', (database) => {
     return userIds;
   }
 
-  test('a start is refused only when KEYS_SECRET opens none of a column\'s first sealed values: one altered, first in row order, stops neither the start nor its sealing', async () => {
+  test('TOTP seeds refuse a start only when KEYS_SECRET opens none of the first sealed ones: one altered, first in row order, stops neither the start nor its sealing', async () => {
     const app = await startTestApp(database, { env: { KEYS_SECRET } });
     try {
       const [alteredId] = await twoSealedSeeds(app, ([first]) => [first!]);
@@ -207,13 +217,6 @@ forEachDatabase('a start among sealed values', (database) => {
 forEachDatabase('a start among values that do not open', (database) => {
   const TOTP = 'totp_credentials.secret';
   const SERVER_SECRETS = 'server_secrets.value';
-
-  /** Every value of `column`, sealed or not, in row order. */
-  async function everyValue(stores: Stores, column: SealedColumn): Promise<StoredSecret[]> {
-    const sealed = await stores.sealedColumns.listWithPrefix(column, SEALED_MARK, 1000);
-    const plain = await stores.sealedColumns.listWithoutPrefix(column, SEALED_MARK, undefined, 1000);
-    return [...sealed, ...plain];
-  }
 
   test('a value in the earlier sealed form that does not open is left as it is, and the plain values beside it are still sealed', async () => {
     const app = await startTestApp(database, { env: { KEYS_SECRET } });
@@ -305,43 +308,99 @@ forEachDatabase('a start among values that do not open', (database) => {
   });
 });
 
-forEachDatabase('two starts at once under different KEYS_SECRETs', (database) => {
-  test('on a database stored plain, the start whose turn comes second is refused before it writes, and every value ends under the first one\'s secret (attack134)', async () => {
-    const app = await startTestApp(database, {});
+/**
+ * Two instances of `database` starting at once, given KEYS_SECRET and OTHER_KEYS_SECRET, each one's
+ * first write (a value sealed, a signing key made) held until the other has looked at every sealed
+ * column, or for half a second: without turns, both would find nothing sealed and write under their
+ * own. Returns how each start ended, and the first's stores for the test to read.
+ */
+async function twoStartsAtOnce(database: TestDatabase): Promise<{ outcomes: PromiseSettledResult<void>[]; stores: Stores; close: () => Promise<void> }> {
+  const starts = [KEYS_SECRET, OTHER_KEYS_SECRET].map((keysSecret) => createBaseDeps(loadSettings({ DATABASE_URL: database.url, DEMO: '0', KEYS_SECRET: keysSecret }), { audit: NO_AUDIT }));
+  const columns = Object.keys(SEALED_COLUMNS).length;
+  const looks = [0, 0];
+  const sawAll: (() => void)[] = [];
+  const looked = [0, 1].map(() => new Promise<void>((resolve) => { sawAll.push(resolve); }));
+  const held = starts.map(({ stores }, self): Stores => {
+    let waited = false;
+    // Both released in the same turn once both looked: their writes then interleave.
+    const firstWrite = async () => {
+      if (waited) return;
+      waited = true;
+      await Promise.race([looked[1 - self]!, new Promise((resolve) => setTimeout(resolve, 500))]);
+    };
+    return {
+      ...stores,
+      sealedColumns: {
+        ...stores.sealedColumns,
+        listWithPrefix: async (...args) => {
+          const listed = await stores.sealedColumns.listWithPrefix(...args);
+          if (++looks[self]! === columns) sawAll[self]!();
+          return listed;
+        },
+        listWithoutPrefix: (...args) => stores.sealedColumns.listWithoutPrefix(...args),
+        replace: async (...args) => {
+          await firstWrite();
+          return stores.sealedColumns.replace(...args);
+        },
+      },
+      keys: {
+        ...stores.keys,
+        listAll: () => stores.keys.listAll(),
+        insertUnlessLive: async (...args) => {
+          await firstWrite();
+          return stores.keys.insertUnlessLive(...args);
+        },
+      },
+    };
+  });
+  const outcomes = await Promise.allSettled(starts.map((deps, i) => prepareStart({ ...deps, stores: held[i]! }, deps.settings.keysSecret)));
+  return { outcomes, stores: starts[0]!.stores, close: async () => { for (const deps of starts) await deps.close(); } };
+}
+
+/** That exactly one of `outcomes` went on, the other refused for its KEYS_SECRET, and every sealed value of the database opens under the one's. */
+async function oneWentOn(outcomes: PromiseSettledResult<void>[], stores: Stores): Promise<void> {
+  const fulfilled = outcomes.flatMap((outcome, i) => (outcome.status === 'fulfilled' ? [i] : []));
+  assert.equal(fulfilled.length, 1, 'one start went on, the other was refused');
+  const refused = outcomes[1 - fulfilled[0]!] as PromiseRejectedResult;
+  assert.equal((refused.reason as Error).name, 'KeysSecretError');
+  const keysSecret = [KEYS_SECRET, OTHER_KEYS_SECRET][fulfilled[0]!]!;
+  for (const column of Object.keys(SEALED_COLUMNS) as SealedColumn[]) {
+    for (const { row, stored } of await everyValue(stores, column)) {
+      assert.ok(stored.startsWith(SEALED_PREFIX) && openSecret(stored, keysSecret, { column, row }).ok, `${column} ${row} under the secret of the start that went on`);
+    }
+  }
+}
+
+forEachDatabase('two starts at once under different KEYS_SECRETs, on a database stored plain', (database) => {
+  test('the start whose turn comes second is refused before it writes, and every value ends under the other\'s secret (attack134)', async () => {
+    const plain = await startTestApp(database, {});
     try {
-      const { stores, clock } = app.deps;
+      const { stores, clock } = plain.deps;
       for (let i = 0; i < 130; i++) {
         const user = await stores.users.create({ username: unique('plain'), passwordHash: 'not a hash', bio: '', member: false, level: 1, xp: 0 }, clock.now());
         await stores.secondFactors.startTotp(user.id, newTotpSecret(), clock.now());
       }
-      // The first is held up halfway through the seeds (a pause of its process, a slow round
-      // trip): without turns, the second, having found nothing sealed either, seals the rest.
-      let replaced = 0;
-      const held: Stores = {
-        ...stores,
-        sealedColumns: {
-          listWithPrefix: (...args) => stores.sealedColumns.listWithPrefix(...args),
-          listWithoutPrefix: (...args) => stores.sealedColumns.listWithoutPrefix(...args),
-          replace: async (column, ...rest) => {
-            if (column === 'totp_credentials.secret' && ++replaced === 60) await new Promise((resolve) => setTimeout(resolve, 300));
-            return stores.sealedColumns.replace(column, ...rest);
-          },
-        },
-      };
-      const [first, second] = await Promise.allSettled([
-        sealStoredSecretsInStartTurn({ database: app.deps.database, stores: held }, KEYS_SECRET),
-        sealStoredSecretsInStartTurn(app.deps, OTHER_KEYS_SECRET),
-      ]);
-      assert.equal(first.status, 'fulfilled');
-      assert.ok(second.status === 'rejected' && (second.reason as Error).name === 'KeysSecretError', 'the second is refused');
-      const columns: SealedColumn[] = ['signing_keys.private_jwk', 'totp_credentials.secret', 'server_secrets.value'];
-      for (const column of columns) {
-        const values = [...await stores.sealedColumns.listWithPrefix(column, SEALED_MARK, 1000), ...await stores.sealedColumns.listWithoutPrefix(column, SEALED_MARK, undefined, 1000)];
-        assert.ok(values.length > 0);
-        for (const { row, stored } of values) assert.ok(stored.startsWith(SEALED_PREFIX) && openSecret(stored, KEYS_SECRET, { column, row }).ok, `${column} ${row} under the first start's secret`);
-      }
     } finally {
-      await app.close();
+      await plain.close();
+    }
+    const { outcomes, stores, close } = await twoStartsAtOnce(database);
+    try {
+      await oneWentOn(outcomes, stores);
+      assert.equal((await everyValue(stores, 'totp_credentials.secret')).length, 130);
+    } finally {
+      await close();
+    }
+  });
+});
+
+forEachDatabase('two starts at once under different KEYS_SECRETs, on a new database', (database) => {
+  test('the start whose turn comes second finds the signing keys the first made, and is refused before it makes its own', async () => {
+    const { outcomes, stores, close } = await twoStartsAtOnce(database);
+    try {
+      await oneWentOn(outcomes, stores);
+      assert.equal((await stores.keys.listAll()).length, SIGNING_ALGS.length, 'one key per algorithm');
+    } finally {
+      await close();
     }
   });
 });

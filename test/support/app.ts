@@ -3,11 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadSettings } from '../../src/config/settings.js';
 import type { AuditEvent } from '../../src/core/audit.js';
-import { ensureSigningKeys } from '../../src/core/oidc/keys.js';
 import { pinoAuditSink } from '../../src/observability/audit.js';
-import { sealStoredSecrets } from '../../src/core/credentials/secrets-at-rest.js';
 import type { RateLimiter } from '../../src/core/rate-limiter.js';
-import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
+import { prepareStart } from '../../src/base-deps.js';
+import { type Deps, createDeps } from '../../src/deps.js';
 import { TestClock } from './clock.js';
 import type { TestDatabase } from './databases.js';
 import { PORT_ATTEMPTS, freePort, portTaken } from './ports.js';
@@ -80,9 +79,7 @@ async function startOnPort(database: TestDatabase, options: TestAppOptions, cloc
   });
   let app: FastifyInstance | undefined;
   try {
-    await prepareDatabase(deps);
-    await sealStoredSecrets(deps.stores, settings.keysSecret);
-    await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
+    await prepareStart(deps, settings.keysSecret);
     app = await buildApp(deps, {
       ...(logStream ? { logLevel, logStream } : { logLevel: 'silent' }),
       ...(options.timeouts ? { timeouts: options.timeouts } : {}),

@@ -10,10 +10,9 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadSettings } from '../../src/config/settings.js';
 import { NO_AUDIT } from '../../src/core/audit.js';
-import { ensureSigningKeys } from '../../src/core/oidc/keys.js';
 import type { Clock } from '../../src/core/time.js';
-import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
-import { sealStoredSecretsInStartTurn } from '../../src/base-deps.js';
+import { prepareStart } from '../../src/base-deps.js';
+import { type Deps, createDeps } from '../../src/deps.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { type TestApp, type TestAppOptions, startTestApp } from './app.js';
 import { TestClock } from './clock.js';
@@ -66,9 +65,7 @@ export async function startInstances(
         limiter = settings.redisUrl ? new RedisRateLimiter({ url: settings.redisUrl, keyPrefix, commandTimeoutMs: SHARED_LIMITER_COMMAND_TIMEOUT_MS }) : undefined;
         deps = createDeps(settings, { audit: NO_AUDIT, redisKeyPrefix: keyPrefix, ...(limiter ? { limiter } : {}), ...(options.clock ? { clock: options.clock } : {}) });
         if (list.length === 0) {
-          await prepareDatabase(deps);
-          await sealStoredSecretsInStartTurn(deps, settings.keysSecret);
-          await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
+          await prepareStart(deps, settings.keysSecret);
         }
         const { logLines } = options;
         app = await buildApp(deps, logLines ? { logLevel: 'info', logStream: { write: (line) => { logLines.push(line); } } } : { logLevel: 'silent' });

@@ -8,7 +8,7 @@ import { KeysSecretError } from '../errors.js';
 import type { Stores } from '../stores.js';
 import type { SealedColumn, ServerSecretStore } from './ports.js';
 import type { Instant } from '../time.js';
-import { SEALED_MARK, SEALED_PREFIX, UNSEAL_FAILURES, openSecret, sealSecret } from './sealing.js';
+import { SEALED_MARK, SEALED_PREFIX, UNSEAL_FAILURES, type UnsealFailure, openSecret, sealSecret } from './sealing.js';
 
 /** Each sealed column in the operator's words. */
 export const SEALED_COLUMNS: Readonly<Record<SealedColumn, string>> = {
@@ -30,10 +30,10 @@ const OPEN_SAMPLE = 20;
  * The column whose sampled values must all open once `keysSecret` opens one: the server HMAC
  * secrets, each of which serves every request of its use on every instance: one that does not
  * open where the others do was altered, or made by an instance given another KEYS_SECRET as it
- * started, and either way no instance can serve whole. A signing key or TOTP seed that does not open is left to what reads it, which
- * names it: the key ring a damaged key (`/readyz`), while the other algorithm's signs and until
- * the janitor deletes it once retired; a TOTP seed refuses its account's codes, for which its
- * member holds recovery codes.
+ * started, and either way no instance can serve whole. A signing key or TOTP seed that does not
+ * open is left to what reads it, which names it: the key ring a damaged key (`/readyz`), while the
+ * other algorithm's signs and until the janitor deletes it once retired; a TOTP seed refuses its
+ * account's codes, for which its member holds recovery codes.
  */
 const EVERY_VALUE_OPENS: ReadonlySet<SealedColumn> = new Set(['server_secrets.value']);
 
@@ -52,11 +52,14 @@ export async function sealStoredSecrets(stores: Stores, keysSecret: string | und
   const columns = Object.keys(SEALED_COLUMNS) as SealedColumn[];
   for (const column of columns) {
     const sample = await stores.sealedColumns.listWithPrefix(column, SEALED_MARK, OPEN_SAMPLE);
-    const closed = sample.filter(({ row, stored }) => !openSecret(stored, keysSecret, { column, row }).ok);
+    const closed = sample.flatMap(({ row, stored }) => {
+      const opened = openSecret(stored, keysSecret, { column, row });
+      return opened.ok ? [] : [{ row, reason: opened.reason }];
+    });
     const [first] = closed;
     if (first === undefined) continue;
     // None opens: the one line of a missing or another KEYS_SECRET.
-    if (closed.length === sample.length) open(column, first.row, first.stored, keysSecret);
+    if (closed.length === sample.length) throw cannotOpen(column, first.row, first.reason);
     if (EVERY_VALUE_OPENS.has(column)) {
       throw new KeysSecretError(`the ${SEALED_COLUMNS[column]} in the database do not all open with the KEYS_SECRET that opens the others (${column}, row${closed.length > 1 ? 's' : ''} ${closed.map(({ row }) => row).join(', ')}): sealed by an instance given another KEYS_SECRET, or altered; start every instance with the same KEYS_SECRET, and if they have it, delete those rows: the next start makes new ones`);
     }
@@ -78,11 +81,9 @@ export async function sealStoredSecrets(stores: Stores, keysSecret: string | und
   return sealed;
 }
 
-/** The plain value of `row` in `column`, or the one line that stops the start. */
-function open(column: SealedColumn, row: string, stored: string, keysSecret: string | undefined): string {
-  const opened = openSecret(stored, keysSecret, { column, row });
-  if (opened.ok) return opened.plain;
-  throw new KeysSecretError(`the ${SEALED_COLUMNS[column]} in the database cannot be opened (${column}, row ${row}): ${UNSEAL_FAILURES[opened.reason]}; start every instance with the KEYS_SECRET they were sealed with`);
+/** The one line that stops a start, or a request, at a sealed value that `keysSecret` does not open. */
+function cannotOpen(column: SealedColumn, row: string, reason: UnsealFailure): KeysSecretError {
+  return new KeysSecretError(`the ${SEALED_COLUMNS[column]} in the database cannot be opened (${column}, row ${row}): ${UNSEAL_FAILURES[reason]}; start every instance with the KEYS_SECRET they were sealed with`);
 }
 
 /**
@@ -98,7 +99,9 @@ export class SealedServerSecrets implements ServerSecretStore {
   async getOrCreate(name: string, fresh: string, now: Instant): Promise<string> {
     const column = 'server_secrets.value';
     const stored = await this.secrets.getOrCreate(name, sealSecret(fresh, this.keysSecret, { column, row: name }), now);
-    return open(column, name, stored, this.keysSecret);
+    const opened = openSecret(stored, this.keysSecret, { column, row: name });
+    if (opened.ok) return opened.plain;
+    throw cannotOpen(column, name, opened.reason);
   }
 }
 
