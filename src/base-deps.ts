@@ -7,9 +7,8 @@
 import type { Settings } from './config/settings.js';
 import type { AuditSink } from './core/audit.js';
 import type { Stores } from './core/stores.js';
-import { sealStoredSecrets, withSealedServerSecrets } from './core/credentials/secrets-at-rest.js';
+import { withSealedServerSecrets } from './core/credentials/secrets-at-rest.js';
 import { SharedKeys } from './core/credentials/shared-keys.js';
-import { ensureSigningKeys } from './core/oidc/keys.js';
 import { TokenMarks } from './core/credentials/token-marks.js';
 import { type Clock, systemClock } from './core/time.js';
 import { pinoAuditSink } from './observability/audit.js';
@@ -63,23 +62,6 @@ export function createBaseDeps(settings: Settings, overrides: BaseDepsOverrides 
  */
 export async function prepareDatabase(deps: Pick<BaseDeps, 'database'>, seed?: () => Promise<void>): Promise<void> {
   await deps.database.inMigrationTurn((db) => migrateToLatest(db, seed));
-}
-
-/**
- * What a server does before it serves, all in the one turn of starting instances (the
- * migrations'): migrates, runs `seed` (the demo on a new database), then seals what is stored
- * plain with `keysSecret` or refuses sealed values it cannot open (`sealStoredSecrets`), and makes
- * the signing keys a new database lacks (`ensureSigningKeys`). Of two instances starting at once
- * with different KEYS_SECRETs, each would otherwise find nothing sealed and seal, or make, part of
- * the secrets under its own (attack134); in turns, the second finds the first's and is refused
- * before it writes, on a database stored plain as on a new one.
- */
-export async function prepareStart(deps: Pick<BaseDeps, 'database' | 'stores' | 'clock'>, keysSecret: string | undefined, seed?: () => Promise<void>): Promise<void> {
-  await prepareDatabase(deps, async () => {
-    await seed?.();
-    await sealStoredSecrets(deps.stores, keysSecret);
-    await ensureSigningKeys(deps.stores, deps.clock, keysSecret);
-  });
 }
 
 /**

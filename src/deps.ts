@@ -3,7 +3,7 @@
  * limiter, clock, metrics, signing keys. Everything else receives `Deps` (or the part of it that
  * it needs).
  */
-import { type BaseDeps, type BaseDepsOverrides, createBaseDeps } from './base-deps.js';
+import { type BaseDeps, type BaseDepsOverrides, createBaseDeps, prepareDatabase } from './base-deps.js';
 import type { Settings } from './config/settings.js';
 import type { ImageReencoder } from './core/community/avatars.js';
 import { BackgroundTasks } from './core/background.js';
@@ -12,6 +12,8 @@ import { DpopNonces } from './core/oauth/dpop/nonces.js';
 import { DpopVerifier } from './core/oauth/dpop/verifier.js';
 import { SEND_TIMEOUT_MS } from './core/oidc/logout/delivery.js';
 import { KeyRing } from './core/oidc/key-ring.js';
+import { ensureSigningKeys } from './core/oidc/keys.js';
+import { sealStoredSecrets } from './core/credentials/secrets-at-rest.js';
 import type { DpopReplayStore } from './core/oauth/ports.js';
 import type { RateLimiter } from './core/rate-limiter.js';
 import type { Stores } from './core/stores.js';
@@ -42,6 +44,23 @@ import { RedisReplayStore, replayUse } from './replay/redis.js';
 import { GuardedRedis, type RedisUse } from './redis/connect.js';
 
 export { prepareDatabase } from './base-deps.js';
+
+/**
+ * What a server does before it serves, all in the one turn of starting instances (the
+ * migrations'): migrates, runs `seed` (the demo on a new database), then seals what is stored
+ * plain with `keysSecret` or refuses sealed values it cannot open (`sealStoredSecrets`), and makes
+ * the signing keys a new database lacks (`ensureSigningKeys`). Of two instances starting at once
+ * with different KEYS_SECRETs, each would otherwise find nothing sealed and seal, or make, part of
+ * the secrets under its own (attack134); in turns, the second finds the first's and is refused
+ * before it writes, on a database stored plain as on a new one.
+ */
+export async function prepareStart(deps: Pick<BaseDeps, 'database' | 'stores' | 'clock'>, keysSecret: string | undefined, seed?: () => Promise<void>): Promise<void> {
+  await prepareDatabase(deps, async () => {
+    await seed?.();
+    await sealStoredSecrets(deps.stores, keysSecret);
+    await ensureSigningKeys(deps.stores, deps.clock, keysSecret);
+  });
+}
 
 export interface Deps extends BaseDeps {
   readonly limiter: RateLimiter;

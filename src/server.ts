@@ -11,8 +11,8 @@ import { type Settings, SettingsError, isLoopbackBaseUrl, loadSettings } from '.
 import type { UserStatus } from './core/accounts/ports.js';
 import { PLAINTEXT_AT_REST_WARNING } from './core/credentials/secrets-at-rest.js';
 import { type DemoCredentials, demoAccount, demoAppAddresses, demoAppMoves, demoCredentialsPath, keptDemoProblem, liveDemoCredentials, moveDemoApp, saveDemoCredentials, seedDemo } from './demo.js';
-import { type BaseDeps, createBaseDeps, inStartTurn, prepareStart } from './base-deps.js';
-import { type Deps, REDIS_USES, createDeps } from './deps.js';
+import { type BaseDeps, createBaseDeps, inStartTurn } from './base-deps.js';
+import { type Deps, REDIS_USES, createDeps, prepareStart } from './deps.js';
 import { type MetricsSource, buildMetricsApp } from './http/metrics-app.js';
 import { scheduleJanitor } from './janitor.js';
 import { type RedisCheck, checkRedisDatabase } from './redis/connect.js';
