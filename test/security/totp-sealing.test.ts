@@ -274,6 +274,23 @@ forEachDatabase('a start among values that do not open', (database) => {
     }
   });
 
+  test('a refusal names a row key written by hand in the database quoted, on its one line', async () => {
+    const app = await startTestApp(database, { env: { KEYS_SECRET } });
+    try {
+      const { database: handle, clock } = app.deps;
+      const name = 'by hand\n2026-12-05 error: \u2028row';
+      await handle.db.insertInto('server_secrets').values({ name, value: altered(sealSecret('x', KEYS_SECRET, { column: SERVER_SECRETS, row: name })), created_at: clock.now() }).execute();
+      try {
+        await assert.rejects(sealStoredSecrets(app.deps.stores, KEYS_SECRET), (error: Error) => error.name === 'KeysSecretError'
+          && error.message.includes('(server_secrets.value, row "by hand\\n2026-12-05 error: \\u2028row")') && /^[\x20-\x7e]+$/.test(error.message));
+      } finally {
+        await handle.db.deleteFrom('server_secrets').where('name', '=', name).execute();
+      }
+    } finally {
+      await app.close();
+    }
+  });
+
   test('a database whose values were sealed under two secrets, row by row, is refused under either', async () => {
     const app = await startTestApp(database, { env: { KEYS_SECRET } });
     try {

@@ -61,7 +61,7 @@ export async function sealStoredSecrets(stores: Stores, keysSecret: string | und
     // None opens: the one line of a missing or another KEYS_SECRET.
     if (closed.length === sample.length) throw cannotOpen(column, first.row, first.reason);
     if (EVERY_VALUE_OPENS.has(column)) {
-      throw new KeysSecretError(`the ${SEALED_COLUMNS[column]} in the database do not all open with the KEYS_SECRET that opens the others (${column}, row${closed.length > 1 ? 's' : ''} ${closed.map(({ row }) => row).join(', ')}): sealed by an instance given another KEYS_SECRET, or altered; start every instance with the same KEYS_SECRET, and if they have it, delete those rows: the next start makes new ones`);
+      throw new KeysSecretError(`the ${SEALED_COLUMNS[column]} in the database do not all open with the KEYS_SECRET that opens the others (${column}, row${closed.length > 1 ? 's' : ''} ${closed.map(({ row }) => shownRow(row)).join(', ')}): sealed by an instance given another KEYS_SECRET, or altered; start every instance with the same KEYS_SECRET, and if they have it, delete those rows: the next start makes new ones`);
     }
   }
   if (keysSecret === undefined) return 0;
@@ -83,7 +83,17 @@ export async function sealStoredSecrets(stores: Stores, keysSecret: string | und
 
 /** The one line that stops a start, or a request, at a sealed value that `keysSecret` does not open. */
 function cannotOpen(column: SealedColumn, row: string, reason: UnsealFailure): KeysSecretError {
-  return new KeysSecretError(`the ${SEALED_COLUMNS[column]} in the database cannot be opened (${column}, row ${row}): ${UNSEAL_FAILURES[reason]}; start every instance with the KEYS_SECRET they were sealed with`);
+  return new KeysSecretError(`the ${SEALED_COLUMNS[column]} in the database cannot be opened (${column}, row ${shownRow(row)}): ${UNSEAL_FAILURES[reason]}; start every instance with the KEYS_SECRET they were sealed with`);
+}
+
+/**
+ * A row's key as a refusal names it: as stored when it is printable ASCII without spaces (every
+ * key the service writes), quoted as JSON otherwise, so a key written by hand in the database
+ * cannot break the refusal's one line or pass for other words.
+ */
+function shownRow(row: string): string {
+  if (/^[\x21-\x7e]+$/.test(row)) return row;
+  return JSON.stringify(row).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /**
