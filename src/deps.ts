@@ -48,17 +48,22 @@ export { prepareDatabase } from './base-deps.js';
 /**
  * What a server does before it serves, all in the one turn of starting instances (the
  * migrations'): migrates, runs `seed` (the demo on a new database), then seals what is stored
- * plain with `keysSecret` or refuses sealed values it cannot open (`sealStoredSecrets`), and makes
- * the signing keys a new database lacks (`ensureSigningKeys`). Of two instances starting at once
- * with different KEYS_SECRETs, each would otherwise find nothing sealed and seal, or make, part of
- * the secrets under its own (attack134); in turns, the second finds the first's and is refused
- * before it writes, on a database stored plain as on a new one.
+ * plain with its KEYS_SECRET or refuses sealed values it cannot open (`sealStoredSecrets`), and
+ * makes the signing keys and shared HMAC keys a new database lacks. Of two instances starting at
+ * once with different KEYS_SECRETs, each would otherwise find nothing sealed and seal, or make,
+ * part of the secrets under its own (attack134); in turns, the second finds the first's and is
+ * refused before it writes, on a database stored plain as on a new one. The HMAC keys are made
+ * here rather than when the server first reads them (`SharedKeys.readAll`, before it listens): an
+ * instance started without KEYS_SECRET whose turn came first would make them in plaintext after
+ * the turn of one started with it, which had sealed everything else (attack135).
  */
-export async function prepareStart(deps: Pick<BaseDeps, 'database' | 'stores' | 'clock'>, keysSecret: string | undefined, seed?: () => Promise<void>): Promise<void> {
+export async function prepareStart(deps: Pick<BaseDeps, 'database' | 'stores' | 'clock' | 'sharedKeys' | 'settings'>, seed?: () => Promise<void>): Promise<void> {
+  const { keysSecret } = deps.settings;
   await prepareDatabase(deps, async () => {
     await seed?.();
     await sealStoredSecrets(deps.stores, keysSecret);
     await ensureSigningKeys(deps.stores, deps.clock, keysSecret);
+    await deps.sharedKeys.readAll();
   });
 }
 

@@ -120,7 +120,7 @@ async function prepare(settings: Settings): Promise<{ created: DemoCredentials |
       const keep = (credentials: DemoCredentials) => saveDemoCredentials(settings, credentials);
       demo.created = await seedDemo(deps.stores, deps.clock, { baseUrl: settings.baseUrl, when: 'new database', keep });
     };
-    await prepareStart(deps, settings.keysSecret, settings.demo ? seedDemoIfNew : undefined);
+    await prepareStart(deps, settings.demo ? seedDemoIfNew : undefined);
     const accounts = (await deps.stores.users.list({ afterId: 0, limit: 1 })).length > 0;
     return { created: demo.created, accounts, schema: await tablesSchema(deps.database.db) };
   } finally {

@@ -15,7 +15,8 @@ import { newTotpSecret, totpCode } from '../../src/core/accounts/totp.js';
 import { totpPlace } from '../../src/core/accounts/two-step.js';
 import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js';
 import { Browser, PASSWORD, newUser, unique } from '../oauth/helpers.js';
-import { createBaseDeps } from '../../src/base-deps.js';
+import { type BaseDeps, createBaseDeps, prepareDatabase } from '../../src/base-deps.js';
+import { keysRotate } from '../../src/cli/commands/operations.js';
 import { prepareStart } from '../../src/deps.js';
 import { loadSettings } from '../../src/config/settings.js';
 import { NO_AUDIT } from '../../src/core/audit.js';
@@ -326,16 +327,23 @@ forEachDatabase('a start among values that do not open', (database) => {
   });
 });
 
+/** Deps on `database` as a server or the command line given `keysSecret` has them. */
+function depsUnder(database: TestDatabase, keysSecret: string | undefined): BaseDeps {
+  return createBaseDeps(loadSettings({ DATABASE_URL: database.url, DEMO: '0', ...(keysSecret ? { KEYS_SECRET: keysSecret } : {}) }), { audit: NO_AUDIT });
+}
+
 /**
- * Two instances of `database` starting at once, given KEYS_SECRET and OTHER_KEYS_SECRET, each one's
- * first write (a value sealed, a signing key made) held until the other has looked at every sealed
- * column, or for half a second: without turns, both would find nothing sealed and write under their
- * own. Returns how each start ended, and the first's stores for the test to read.
+ * `first` and `second` run at once on `database`, the one given KEYS_SECRET and the other
+ * OTHER_KEYS_SECRET, each one's first write (a value sealed, a key made, a transaction) held until
+ * the other has looked at what is stored (every sealed column, or the signing keys), or for half a
+ * second: without turns, both would find nothing sealed and write under their own secret. Returns
+ * how each ended, and stores to read the database with.
  */
-async function twoStartsAtOnce(database: TestDatabase): Promise<{ outcomes: PromiseSettledResult<void>[]; stores: Stores; close: () => Promise<void> }> {
-  const starts = [KEYS_SECRET, OTHER_KEYS_SECRET].map((keysSecret) => createBaseDeps(loadSettings({ DATABASE_URL: database.url, DEMO: '0', KEYS_SECRET: keysSecret }), { audit: NO_AUDIT }));
+async function atOnce(database: TestDatabase, first: (deps: BaseDeps) => Promise<unknown>, second: (deps: BaseDeps) => Promise<unknown>): Promise<{ outcomes: PromiseSettledResult<unknown>[]; stores: Stores; close: () => Promise<void> }> {
+  const runs = [first, second];
+  const starts = [KEYS_SECRET, OTHER_KEYS_SECRET].map((keysSecret) => depsUnder(database, keysSecret));
   const columns = Object.keys(SEALED_COLUMNS).length;
-  const looks = [0, 0];
+  const samples = [0, 0];
   const sawAll: (() => void)[] = [];
   const looked = [0, 1].map(() => new Promise<void>((resolve) => { sawAll.push(resolve); }));
   const held = starts.map(({ stores }, self): Stores => {
@@ -352,7 +360,7 @@ async function twoStartsAtOnce(database: TestDatabase): Promise<{ outcomes: Prom
         ...stores.sealedColumns,
         listWithPrefix: async (...args) => {
           const listed = await stores.sealedColumns.listWithPrefix(...args);
-          if (++looks[self]! === columns) sawAll[self]!();
+          if (++samples[self]! === columns) sawAll[self]!();
           return listed;
         },
         listWithoutPrefix: (...args) => stores.sealedColumns.listWithoutPrefix(...args),
@@ -363,28 +371,43 @@ async function twoStartsAtOnce(database: TestDatabase): Promise<{ outcomes: Prom
       },
       keys: {
         ...stores.keys,
-        listAll: () => stores.keys.listAll(),
+        listAll: async () => {
+          const keys = await stores.keys.listAll();
+          sawAll[self]!();
+          return keys;
+        },
         insertUnlessLive: async (...args) => {
           await firstWrite();
           return stores.keys.insertUnlessLive(...args);
         },
       },
+      transaction: async (work) => {
+        await firstWrite();
+        return stores.transaction(work);
+      },
     };
   });
-  const outcomes = await Promise.allSettled(starts.map((deps, i) => prepareStart({ ...deps, stores: held[i]! }, deps.settings.keysSecret)));
+  const outcomes = await Promise.allSettled(starts.map((deps, i) => runs[i]!({ ...deps, stores: held[i]! })));
   return { outcomes, stores: starts[0]!.stores, close: async () => { for (const deps of starts) await deps.close(); } };
 }
 
+/** A server's start (`prepareStart`), as `atOnce` runs one. */
+const serverStart = (deps: BaseDeps) => prepareStart(deps);
+
 /** That exactly one of `outcomes` went on, the other refused for its KEYS_SECRET, and every sealed value of the database opens under the one's. */
-async function oneWentOn(outcomes: PromiseSettledResult<void>[], stores: Stores): Promise<void> {
+async function oneWentOn(outcomes: PromiseSettledResult<unknown>[], stores: Stores): Promise<void> {
   const fulfilled = outcomes.flatMap((outcome, i) => (outcome.status === 'fulfilled' ? [i] : []));
-  assert.equal(fulfilled.length, 1, 'one start went on, the other was refused');
+  assert.equal(fulfilled.length, 1, 'one went on, the other was refused');
   const refused = outcomes[1 - fulfilled[0]!] as PromiseRejectedResult;
   assert.equal((refused.reason as Error).name, 'KeysSecretError');
-  const keysSecret = [KEYS_SECRET, OTHER_KEYS_SECRET][fulfilled[0]!]!;
+  await everyValueUnder(stores, [KEYS_SECRET, OTHER_KEYS_SECRET][fulfilled[0]!]!);
+}
+
+/** That every value of every sealed column is sealed, and opens under `keysSecret`. */
+async function everyValueUnder(stores: Stores, keysSecret: string): Promise<void> {
   for (const column of Object.keys(SEALED_COLUMNS) as SealedColumn[]) {
     for (const { row, stored } of await everyValue(stores, column)) {
-      assert.ok(stored.startsWith(SEALED_PREFIX) && openSecret(stored, keysSecret, { column, row }).ok, `${column} ${row} under the secret of the start that went on`);
+      assert.ok(stored.startsWith(SEALED_PREFIX) && openSecret(stored, keysSecret, { column, row }).ok, `${column} ${row} sealed under ${keysSecret}`);
     }
   }
 }
@@ -401,7 +424,7 @@ forEachDatabase('two starts at once under different KEYS_SECRETs, on a database 
     } finally {
       await plain.close();
     }
-    const { outcomes, stores, close } = await twoStartsAtOnce(database);
+    const { outcomes, stores, close } = await atOnce(database, serverStart, serverStart);
     try {
       await oneWentOn(outcomes, stores);
       assert.equal((await everyValue(stores, 'totp_credentials.secret')).length, 130);
@@ -412,13 +435,54 @@ forEachDatabase('two starts at once under different KEYS_SECRETs, on a database 
 });
 
 forEachDatabase('two starts at once under different KEYS_SECRETs, on a new database', (database) => {
-  test('the start whose turn comes second finds the signing keys the first made, and is refused before it makes its own', async () => {
-    const { outcomes, stores, close } = await twoStartsAtOnce(database);
+  test('the start whose turn comes second finds the keys the first made, and is refused before it makes its own', async () => {
+    const { outcomes, stores, close } = await atOnce(database, serverStart, serverStart);
     try {
       await oneWentOn(outcomes, stores);
       assert.equal((await stores.keys.listAll()).length, SIGNING_ALGS.length, 'one key per algorithm');
+      assert.ok((await everyValue(stores, 'server_secrets.value')).length > 0, 'the shared HMAC keys made in the turn');
     } finally {
       await close();
+    }
+  });
+});
+
+forEachDatabase('keys rotate under another KEYS_SECRET while a server starts on a new database', (database) => {
+  test('of the command and the start, the one whose turn comes second is refused: no keys under two secrets (attack135)', async () => {
+    const noTerminal = { readStdin: async () => '', interactive: false, askHidden: async () => '', afterAnswer: () => {} };
+    // As the command line runs it: migrations first, in their own turn (src/cli/main.ts).
+    const rotate = async (deps: BaseDeps) => {
+      await prepareDatabase(deps);
+      return keysRotate.run(deps, { now: true }, noTerminal);
+    };
+    const { outcomes, stores, close } = await atOnce(database, rotate, serverStart);
+    try {
+      await oneWentOn(outcomes, stores);
+    } finally {
+      await close();
+    }
+  });
+});
+
+forEachDatabase('a start without KEYS_SECRET whose turn comes before one with it, on a new database', (database) => {
+  test('goes on, and what it made is sealed by the other: the shared HMAC keys are not made after the other\'s turn, in plaintext (attack135)', async () => {
+    const [without, withSecret] = [depsUnder(database, undefined), depsUnder(database, KEYS_SECRET)];
+    try {
+      await prepareStart(without);
+      await prepareStart(withSecret);
+      // As the first's server reads them before it listens (src/app.ts, its own deps), after the
+      // other's turn: sealed now, they do not open for it (it is not ready: docs/operations.md).
+      const serving = depsUnder(database, undefined);
+      try {
+        await assert.rejects(serving.sharedKeys.readAll(), { name: 'KeysSecretError' });
+      } finally {
+        await serving.close();
+      }
+      await everyValueUnder(withSecret.stores, KEYS_SECRET);
+      assert.ok((await everyValue(withSecret.stores, 'server_secrets.value')).length > 0);
+    } finally {
+      await without.close();
+      await withSecret.close();
     }
   });
 });

@@ -78,7 +78,7 @@ async function startOnPort(database: TestDatabase, options: TestAppOptions, cloc
   });
   let app: FastifyInstance | undefined;
   try {
-    await prepareStart(deps, settings.keysSecret);
+    await prepareStart(deps);
     app = await buildApp(deps, {
       ...(logStream ? { logLevel, logStream } : { logLevel: 'silent' }),
       ...(options.timeouts ? { timeouts: options.timeouts } : {}),

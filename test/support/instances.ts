@@ -64,7 +64,7 @@ export async function startInstances(
         limiter = settings.redisUrl ? new RedisRateLimiter({ url: settings.redisUrl, keyPrefix, commandTimeoutMs: SHARED_LIMITER_COMMAND_TIMEOUT_MS }) : undefined;
         deps = createDeps(settings, { audit: NO_AUDIT, redisKeyPrefix: keyPrefix, ...(limiter ? { limiter } : {}), ...(options.clock ? { clock: options.clock } : {}) });
         if (list.length === 0) {
-          await prepareStart(deps, settings.keysSecret);
+          await prepareStart(deps);
         }
         const { logLines } = options;
         app = await buildApp(deps, logLines ? { logLevel: 'info', logStream: { write: (line) => { logLines.push(line); } } } : { logLevel: 'silent' });

@@ -52,8 +52,13 @@ export const keysRotate = defineCommand({
   async run(deps, values) {
     const immediate = values.now === true;
     const previousWithdrawn = values['retire-previous'] === true;
-    // The new keys are sealed as the stored ones are (checked first), or the servers could not sign with them.
-    const { kids, activeAt } = await rotateKeysAsStaff(withNotices(deps), { via: 'cli' }, { now: immediate, retirePrevious: previousWithdrawn }, REASON_OPTION.read(values));
+    // The new keys are sealed as the stored ones are (checked first), or the servers could not sign
+    // with them; checked and stored in the start turn, so a server starting meanwhile on a new
+    // database with another KEYS_SECRET cannot make its keys between the two (attack135).
+    const rotate = () => rotateKeysAsStaff(withNotices(deps), { via: 'cli' }, { now: immediate, retirePrevious: previousWithdrawn }, REASON_OPTION.read(values));
+    // Loaded already by the command line before any command runs (src/cli/main.ts): `--help` loads no database driver.
+    const { inStartTurn } = await import('../../base-deps.js');
+    const { kids, activeAt } = await inStartTurn(deps, rotate);
     const active = new Date(activeAt).toISOString();
     deps.audit.record({ audit: 'signing_keys.rotated', via: 'cli', kids, activeAt: active, immediate: immediate || previousWithdrawn, previousWithdrawn });
     return { kid: kids.RS256, kids, active_at: active };
