@@ -283,7 +283,7 @@ forEachDatabase('a start among values that do not open', (database) => {
       await handle.db.insertInto('server_secrets').values({ name, value: altered(sealSecret('x', KEYS_SECRET, { column: SERVER_SECRETS, row: name })), created_at: clock.now() }).execute();
       try {
         await assert.rejects(sealStoredSecrets(app.deps.stores, KEYS_SECRET), (error: Error) => error.name === 'KeysSecretError'
-          && error.message.includes('(server_secrets.value, row "by hand\\n2026-12-05 error: \\u2028row")') && /^[\x20-\x7e]+$/.test(error.message));
+          && error.message.includes('(server_secrets.value, row "by hand\\u{a}2026-12-05 error: \\u{2028}row")') && /^[\x20-\x7e]+$/.test(error.message));
       } finally {
         await handle.db.deleteFrom('server_secrets').where('name', '=', name).execute();
       }

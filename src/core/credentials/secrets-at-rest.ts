@@ -7,6 +7,7 @@
 import { KeysSecretError } from '../errors.js';
 import type { Stores } from '../stores.js';
 import type { SealedColumn, ServerSecretStore } from './ports.js';
+import { withInvisibleEscaped } from '../text.js';
 import type { Instant } from '../time.js';
 import { SEALED_MARK, SEALED_PREFIX, UNSEAL_FAILURES, type UnsealFailure, openSecret, sealSecret } from './sealing.js';
 
@@ -88,12 +89,12 @@ function cannotOpen(column: SealedColumn, row: string, reason: UnsealFailure): K
 
 /**
  * A row's key as a refusal names it: as stored when it is printable ASCII without spaces (every
- * key the service writes), quoted as JSON otherwise, so a key written by hand in the database
- * cannot break the refusal's one line or pass for other words.
+ * key the service writes), else quoted with its invisible characters escaped
+ * (`withInvisibleEscaped`, as the command line's refusals are), so a key written by hand in the
+ * database cannot break the refusal's one line or pass for other words.
  */
 function shownRow(row: string): string {
-  if (/^[\x21-\x7e]+$/.test(row)) return row;
-  return JSON.stringify(row).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return /^[\x21-\x7e]+$/.test(row) ? row : `"${withInvisibleEscaped(row).replaceAll('"', '\\"')}"`;
 }
 
 /**
