@@ -10,6 +10,7 @@ import { buildApp } from './app.js';
 import { type Settings, SettingsError, isLoopbackBaseUrl, loadSettings } from './config/settings.js';
 import type { UserStatus } from './core/accounts/ports.js';
 import { PLAINTEXT_AT_REST_WARNING } from './core/credentials/secrets-at-rest.js';
+import { withInvisibleEscaped } from './core/text.js';
 import { type DemoCredentials, demoAccount, demoAppAddresses, demoAppMoves, demoCredentialsPath, keptDemoProblem, liveDemoCredentials, moveDemoApp, saveDemoCredentials, seedDemo } from './demo.js';
 import { type BaseDeps, createBaseDeps, inStartTurn } from './base-deps.js';
 import { type Deps, REDIS_USES, createDeps, prepareStart } from './deps.js';
@@ -396,12 +397,17 @@ function primaryRedisCheck(settings: Settings): RedisSettingsCheck {
   return { checking: () => checking, checked };
 }
 
-/** Starts the server; exits on a bad setting (2) or a failed start (1), with one line saying why. */
+/**
+ * Starts the server; exits on a bad setting (2) or a failed start (1), with one line saying why:
+ * what the error quotes (a row key written by hand, a path, a database's words) has its invisible
+ * characters escaped, as the command line's refusals have, so it cannot break the line or steer
+ * the terminal.
+ */
 export async function runServer(hooks: ProcessHooks): Promise<void> {
   try {
     await start(hooks);
   } catch (error) {
-    process.stderr.write(`failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`failed to start: ${withInvisibleEscaped(error instanceof Error ? error.message : String(error))}\n`);
     process.exit(1);
   }
 }

@@ -3,6 +3,7 @@
  * signing keys are (docs/operations.md, KEYS_SECRET), on each database.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { generateRecoveryCodes, hashRecoveryCode } from '../../src/core/accounts/recovery-codes.js';
@@ -24,6 +25,7 @@ import { SIGNING_ALGS } from '../../src/core/oidc/keys.js';
 import { startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
 import { type TestDatabase, forEachDatabase } from '../support/databases.js';
+import { freePort } from '../support/instances.js';
 
 const KEYS_SECRET = 'a test secret of at least thirty-two characters';
 const OTHER_KEYS_SECRET = 'another secret of at least thirty-two characters';
@@ -275,15 +277,20 @@ forEachDatabase('a start among values that do not open', (database) => {
     }
   });
 
-  test('a refusal names a row key written by hand in the database quoted, on its one line', async () => {
+  test('a start refused for a row key written by hand in the database names it in quotes, on one line with its invisible characters escaped', async () => {
     const app = await startTestApp(database, { env: { KEYS_SECRET } });
+    const name = 'by hand\n2026-12-05 error: \u2028row';
     try {
       const { database: handle, clock } = app.deps;
-      const name = 'by hand\n2026-12-05 error: \u2028row';
       await handle.db.insertInto('server_secrets').values({ name, value: altered(sealSecret('x', KEYS_SECRET, { column: SERVER_SECRETS, row: name })), created_at: clock.now() }).execute();
       try {
-        await assert.rejects(sealStoredSecrets(app.deps.stores, KEYS_SECRET), (error: Error) => error.name === 'KeysSecretError'
-          && error.message.includes('(server_secrets.value, row "by hand\\u{a}2026-12-05 error: \\u{2028}row")') && /^[\x20-\x7e]+$/.test(error.message));
+        const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+          encoding: 'utf8', timeout: 60_000,
+          env: { PATH: process.env.PATH ?? '', DATABASE_URL: database.url, PORT: String(await freePort()), DEMO: '0', LOG_LEVEL: 'warn', KEYS_SECRET },
+        });
+        assert.equal(result.status, 1, result.stdout);
+        assert.match(result.stderr, /^failed to start: [\x20-\x7e]+\n$/, 'one printable line');
+        assert.ok(result.stderr.includes('(server_secrets.value, row "by hand\\u{a}2026-12-05 error: \\u{2028}row")'), result.stderr);
       } finally {
         await handle.db.deleteFrom('server_secrets').where('name', '=', name).execute();
       }

@@ -7,7 +7,6 @@
 import { KeysSecretError } from '../errors.js';
 import type { Stores } from '../stores.js';
 import type { SealedColumn, ServerSecretStore } from './ports.js';
-import { withInvisibleEscaped } from '../text.js';
 import type { Instant } from '../time.js';
 import { SEALED_MARK, SEALED_PREFIX, UNSEAL_FAILURES, type UnsealFailure, openSecret, sealSecret } from './sealing.js';
 
@@ -89,12 +88,13 @@ function cannotOpen(column: SealedColumn, row: string, reason: UnsealFailure): K
 
 /**
  * A row's key as a refusal names it: as stored when it is printable ASCII without spaces (every
- * key the service writes), else quoted with its invisible characters escaped
- * (`withInvisibleEscaped`, as the command line's refusals are), so a key written by hand in the
- * database cannot break the refusal's one line or pass for other words.
+ * key the service writes), else in quotes, so a key written by hand in the database reads as one
+ * key. Its invisible characters (a newline, a direction override) are escaped where the refusal is
+ * written out, as every refusal's are: the server's `failed to start` line and the command line's
+ * `svc:` line (`withInvisibleEscaped`, src/core/text.ts); escaped here too, they would be twice.
  */
 function shownRow(row: string): string {
-  return /^[\x21-\x7e]+$/.test(row) ? row : `"${withInvisibleEscaped(row).replaceAll('"', '\\"')}"`;
+  return /^[\x21-\x7e]+$/.test(row) ? row : `"${row}"`;
 }
 
 /**
