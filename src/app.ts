@@ -11,6 +11,7 @@ import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { type DemoAppOptions, demoApp } from './demo-app/plugin.js';
 import type { TrustProxy } from './config/settings.js';
+import { KeysSecretError } from './core/errors.js';
 import type { Deps } from './deps.js';
 import { warnOfUntrustedForwarding } from './http/client-address.js';
 import { routableUrl } from './http/console-paths.js';
@@ -146,9 +147,14 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   app.addHook('onReady', async () => { await deps.keys.unopenable().catch(() => undefined); });
   // The shared HMAC keys are read (made, on a new database) before serving too: no request then
   // writes one (on SQLite such a write waits for another instance's write lock), and an instance
-  // keeps the keys it read should another seal them later (a KEYS_SECRET rollout).
+  // keeps the keys it read should another seal them later (a KEYS_SECRET rollout). Keys it cannot
+  // open refuse the start, as a sealed database refuses one in the start turn: another instance,
+  // given KEYS_SECRET, sealed them after this one's turn (docs/operations.md, "KEYS_SECRET").
   app.addHook('onReady', async () => {
-    await deps.sharedKeys.readAll().catch((error: unknown) => app.log.warn({ err: error }, 'the shared HMAC keys could not be read; the first request that needs one reads it'));
+    await deps.sharedKeys.readAll().catch((error: unknown) => {
+      if (error instanceof KeysSecretError) throw error;
+      app.log.warn({ err: error }, 'the shared HMAC keys could not be read; the first request that needs one reads it');
+    });
   });
   // Each listening instance delivers back-channel logouts, sends mail and marks hidden members'
   // posts; closing waits for their attempts to end, and for the work requests left running after their answers.

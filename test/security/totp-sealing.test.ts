@@ -18,7 +18,8 @@ import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js
 import { Browser, PASSWORD, newUser, unique } from '../oauth/helpers.js';
 import { type BaseDeps, createBaseDeps, prepareDatabase } from '../../src/base-deps.js';
 import { keysRotate } from '../../src/cli/commands/operations.js';
-import { prepareStart } from '../../src/deps.js';
+import { createDeps, prepareStart } from '../../src/deps.js';
+import { buildApp } from '../../src/app.js';
 import { loadSettings } from '../../src/config/settings.js';
 import { NO_AUDIT } from '../../src/core/audit.js';
 import { SIGNING_ALGS } from '../../src/core/oidc/keys.js';
@@ -26,6 +27,7 @@ import { startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
 import { type TestDatabase, forEachDatabase } from '../support/databases.js';
 import { freePort } from '../support/instances.js';
+import { uniqueKeyPrefix } from '../support/redis.js';
 
 const KEYS_SECRET = 'a test secret of at least thirty-two characters';
 const OTHER_KEYS_SECRET = 'another secret of at least thirty-two characters';
@@ -472,17 +474,19 @@ forEachDatabase('keys rotate under another KEYS_SECRET while a server starts on 
 });
 
 forEachDatabase('a start without KEYS_SECRET whose turn comes before one with it, on a new database', (database) => {
-  test('goes on, and what it made is sealed by the other: the shared HMAC keys are not made after the other\'s turn, in plaintext (attack135)', async () => {
+  test('is refused before it listens, and what it made is sealed by the other: the shared HMAC keys are not made after the other\'s turn, in plaintext (attack135)', async () => {
     const [without, withSecret] = [depsUnder(database, undefined), depsUnder(database, KEYS_SECRET)];
     try {
       await prepareStart(without);
       await prepareStart(withSecret);
-      // As the first's server reads them before it listens (src/app.ts, its own deps), after the
-      // other's turn: sealed now, they do not open for it (it is not ready: docs/operations.md).
-      const serving = depsUnder(database, undefined);
+      // Its server, on deps of its own (src/server.ts), reads them before it listens: after the
+      // other's turn, sealed now, they do not open for it.
+      const serving = createDeps(loadSettings({ DATABASE_URL: database.url, DEMO: '0' }), { audit: NO_AUDIT, redisKeyPrefix: uniqueKeyPrefix() });
+      const app = await buildApp(serving, { logLevel: 'silent' });
       try {
-        await assert.rejects(serving.sharedKeys.readAll(), { name: 'KeysSecretError' });
+        await assert.rejects(async () => { await app.ready(); }, (error: Error) => error.name === 'KeysSecretError' && error.message.includes('server_secrets.value'));
       } finally {
+        await app.close();
         await serving.close();
       }
       await everyValueUnder(withSecret.stores, KEYS_SECRET);
