@@ -279,9 +279,9 @@ forEachDatabase('a start among values that do not open', (database) => {
     }
   });
 
-  test('a start refused for a row key written by hand in the database names it in quotes, on one line with its invisible characters escaped', async () => {
+  test('a start refused for a row key written by hand in the database names it in quotes (a quote in it doubled), on one line with its invisible characters escaped', async () => {
     const app = await startTestApp(database, { env: { KEYS_SECRET } });
-    const name = 'by hand\n2026-12-05 error: \u2028row';
+    const name = 'by hand\n2026-12-05 error: \u2028row", row "x';
     try {
       const { database: handle, clock } = app.deps;
       await handle.db.insertInto('server_secrets').values({ name, value: altered(sealSecret('x', KEYS_SECRET, { column: SERVER_SECRETS, row: name })), created_at: clock.now() }).execute();
@@ -292,7 +292,7 @@ forEachDatabase('a start among values that do not open', (database) => {
         });
         assert.equal(result.status, 1, result.stdout);
         assert.match(result.stderr, /^failed to start: [\x20-\x7e]+\n$/, 'one printable line');
-        assert.ok(result.stderr.includes('(server_secrets.value, row "by hand\\u{a}2026-12-05 error: \\u{2028}row")'), result.stderr);
+        assert.ok(result.stderr.includes('(server_secrets.value, row "by hand\\u{a}2026-12-05 error: \\u{2028}row"", row ""x")'), result.stderr);
       } finally {
         await handle.db.deleteFrom('server_secrets').where('name', '=', name).execute();
       }

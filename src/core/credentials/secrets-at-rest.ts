@@ -88,13 +88,14 @@ function cannotOpen(column: SealedColumn, row: string, reason: UnsealFailure): K
 
 /**
  * A row's key as a refusal names it: as stored when it is printable ASCII without spaces (every
- * key the service writes), else in quotes, so a key written by hand in the database reads as one
- * key. Its invisible characters (a newline, a direction override) are escaped where the refusal is
- * written out, as every refusal's are: the server's `failed to start` line and the command line's
- * `svc:` line (`withInvisibleEscaped`, src/core/text.ts); escaped here too, they would be twice.
+ * key the service writes), else in quotes, a quote in it doubled (as SQL and CSV quote), so a key
+ * written by hand in the database reads as one key. Its invisible characters (a newline, a
+ * direction override) are escaped where the refusal is written out, as every refusal's are: the
+ * server's `failed to start` line and the command line's `svc:` line (`withInvisibleEscaped`,
+ * src/core/text.ts), which writes a backslash as two: an escape made here would be shown twice.
  */
 function shownRow(row: string): string {
-  return /^[\x21-\x7e]+$/.test(row) ? row : `"${row}"`;
+  return /^[\x21-\x7e]+$/.test(row) && !row.includes('"') ? row : `"${row.replaceAll('"', '""')}"`;
 }
 
 /**
