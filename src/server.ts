@@ -4,7 +4,7 @@
  * database, flush what the process still holds for elsewhere (the last traces) and exit 0.
  * With WORKERS=N the primary prepares the database once, then N worker processes share the port.
  */
-import cluster from 'node:cluster';
+import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import { buildApp } from './app.js';
 import { type Settings, SettingsError, isLoopbackBaseUrl, loadSettings } from './config/settings.js';
@@ -20,6 +20,8 @@ import { type RedisCheck, checkRedisDatabase } from './redis/connect.js';
 import { tablesSchema } from './storage/migrate.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
+/** The longest wait before another try at a worker whose replacements die before they listen. */
+const REPLACEMENT_WAIT_MAX_S = 60;
 
 /** What the banner shows of the demo: its credentials, fresh if just made, and its account's status (`undefined`: gone). */
 interface DemoShown {
@@ -193,6 +195,8 @@ async function listenOn(app: { listen(options: { port: number; host: string }): 
   try {
     await app.listen({ port, host });
   } catch (error) {
+    // What the app's own onReady hooks refuse (shared keys it cannot open) is no port's fault.
+    if ((error as NodeJS.ErrnoException).syscall === undefined) throw error;
     const code = (error as NodeJS.ErrnoException).code ?? '';
     throw new Error(`cannot listen on HOST=${host} ${setting}=${port}: ${LISTEN_FAILURES[code] ?? (error as Error).message}`, { cause: error });
   }
@@ -271,7 +275,9 @@ async function serveMetrics(settings: Settings, source: MetricsSource): Promise<
  * The primary of WORKERS=N: forks the workers, replaces one that dies once all are serving, stops
  * them all on a signal. A worker that dies before all are serving failed to start (its line says
  * why: the port taken, say) and another would too: the others are stopped and the start fails
- * (exit 1), rather than forking workers that fail for ever.
+ * (exit 1), rather than forking workers that fail for ever. A replacement that dies before it
+ * listens (refused for keys another instance sealed since, say) is tried again after a wait that
+ * doubles, 2 s to 60 s, while the others serve: each try loads the whole service.
  */
 function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<void> {
   let stopping = false;
@@ -284,15 +290,26 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<
     });
     let listening = 0;
     let serving = false;
-    cluster.on('listening', () => {
+    const listened = new WeakSet<Worker>();
+    let failedReplacements = 0;
+    let pendingFork: NodeJS.Timeout | undefined;
+    cluster.on('listening', (worker) => {
+      listened.add(worker);
+      failedReplacements = 0;
       if (++listening !== settings.workers) return;
       serving = true;
       resolve();
     });
     cluster.on('exit', (worker, code) => {
       if (!stopping && serving) {
-        process.stderr.write(`worker ${worker.process.pid} exited (${code}); starting another\n`);
-        fork();
+        if (listened.has(worker)) {
+          process.stderr.write(`worker ${worker.process.pid} exited (${code}); starting another\n`);
+          fork();
+          return;
+        }
+        const wait = Math.min(REPLACEMENT_WAIT_MAX_S, 2 ** ++failedReplacements);
+        process.stderr.write(`worker ${worker.process.pid} exited (${code}) before it listened; starting another in ${wait} s\n`);
+        pendingFork = setTimeout(() => { pendingFork = undefined; fork(); }, wait * 1000);
         return;
       }
       if (!stopping) {
@@ -304,6 +321,9 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<
     const stop = () => {
       if (stopping) return;
       stopping = true;
+      clearTimeout(pendingFork);
+      // Every worker died and the next waits its turn: no exit will come to end the primary.
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
       setTimeout(() => {
         process.stderr.write('workers still running 10 s after the signal were cut off; exiting with code 1\n');
         process.exit(1);

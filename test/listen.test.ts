@@ -9,7 +9,11 @@ import { type Server, connect, createServer } from 'node:net';
 import { test } from 'node:test';
 import { temporarySqlitePath } from './support/databases.js';
 import { freePort } from './support/instances.js';
-import { compiled, run, SERVICE_ENTRY } from './support/processes.js';
+import { compiled, descendants, run, SERVICE_ENTRY } from './support/processes.js';
+import { createBaseDeps } from '../src/base-deps.js';
+import { loadSettings } from '../src/config/settings.js';
+import { NO_AUDIT } from '../src/core/audit.js';
+import { prepareStart } from '../src/deps.js';
 
 /** A port some other process listens on, for as long as the test holds it. */
 function takenPort(): Promise<{ port: number; server: Server }> {
@@ -76,4 +80,35 @@ test('a stop that cuts off a request still in flight 10 s after the signal says 
   const last = lines.at(-1)!;
   assert.equal(last.level, 50);
   assert.equal(last.msg, 'requests still in flight 10 s after the signal were cut off; exiting with code 1');
+});
+
+test('WORKERS=2: a replacement refused before it listens (the shared keys sealed since by an instance given KEYS_SECRET) says why and is tried again after a wait that doubles, while the other worker serves', { timeout: 90_000 }, async () => {
+  const port = await freePort();
+  const databaseUrl = `sqlite:${temporarySqlitePath()}`;
+  const server = start({ DATABASE_URL: databaseUrl, PORT: String(port), WORKERS: '2', LOG_LEVEL: 'info' });
+  try {
+    await server.waitFor(/Listening on /, 60_000);
+    // An instance given KEYS_SECRET starts: it seals what is stored, and these workers keep the keys they read.
+    const sealing = createBaseDeps(loadSettings({ DATABASE_URL: databaseUrl, DEMO: '0', KEYS_SECRET: 'k'.repeat(32) }), { audit: NO_AUDIT });
+    try {
+      await prepareStart(sealing);
+    } finally {
+      await sealing.close();
+    }
+    const [worker] = descendants(server.child.pid!);
+    process.kill(worker!, 'SIGKILL');
+    await server.waitFor(/starting another in 2 s\n/, 30_000);
+    const waitBegan = Date.now();
+    await server.waitFor(/starting another in 4 s\n/, 30_000);
+    // A lower bound: a slow machine only makes the try take longer.
+    assert.ok(Date.now() - waitBegan >= 2_000, 'the second try came after its 2 s wait');
+    const tries = server.output().split('\n').filter((line) => line.startsWith('failed to start: '));
+    assert.equal(tries.length, 2, server.output());
+    for (const line of tries) assert.match(line, /^failed to start: the server HMAC secrets [^\n]* cannot be opened \(server_secrets\.value, row [a-z-]+\): it is sealed and KEYS_SECRET is not set/);
+    assert.match(server.output(), /exited \(1\) before it listened; starting another in 2 s\n[^]*exited \(1\) before it listened; starting another in 4 s\n/);
+    assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200, 'the other worker serves');
+  } finally {
+    server.child.kill('SIGTERM');
+  }
+  assert.equal(await server.exited, 0, 'a stop while the next try waits ends the primary');
 });
