@@ -355,7 +355,7 @@ function refuseBadRedisSettings(checked: RedisCheck): void {
     replica: `it names a replica (${checked.reason}); it must name the primary`,
     sentinel: `it names a Redis Sentinel (${checked.reason}), which serves no data and which the service does not ask; it must name the primary itself, redis://HOST:PORT, by an address a failover moves to the new primary (a DNS name, a proxy)`,
   }[checked.refused];
-  process.stderr.write(`invalid setting REDIS_URL: ${why}\n`);
+  process.stderr.write(`invalid setting REDIS_URL: ${withInvisibleEscaped(why)}\n`);
   process.exit(2);
 }
 
@@ -438,7 +438,7 @@ async function start(hooks: ProcessHooks): Promise<void> {
     settings = loadSettings();
   } catch (error) {
     if (error instanceof SettingsError) {
-      process.stderr.write(`${error.message}\n`);
+      process.stderr.write(`${withInvisibleEscaped(error.message)}\n`);
       process.exit(2);
     }
     throw error;

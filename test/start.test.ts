@@ -12,7 +12,7 @@ import { hashSecret } from '../src/core/credentials/formats.js';
 import { openDatabase } from '../src/storage/database.js';
 import { serviceNodeFlags } from '../scripts/service-node-flags.mjs';
 import { CookieJar, signIn } from './support/browser-flow.js';
-import { svc } from './support/cli.js';
+import { HOSTILE_PORT, HOSTILE_PORT_SHOWN, svc } from './support/cli.js';
 import { forEachDatabase, temporarySqlitePath } from './support/databases.js';
 import { answers, compiled, descendants, isAlive, run, type Running, SERVICE_ENTRY } from './support/processes.js';
 import { freePort, twoFreePorts } from './support/ports.js';
@@ -348,6 +348,14 @@ test('a bad setting stops the start with one line naming it, and creates nothing
   assert.equal(result.status, 2);
   assert.equal(result.stderr, 'invalid setting PORT="eighty": accepts an integer from 0 to 65535\n');
   assert.equal(spawnSync('test', ['-e', path]).status, 1, 'no database file was created');
+});
+
+test('a bad setting\'s value is quoted on its one line, a quote in it doubled, its invisible characters and backslashes escaped once', () => {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    encoding: 'utf8', env: { PATH: process.env.PATH ?? '', DATABASE_URL: `sqlite:${temporarySqlitePath()}`, PORT: HOSTILE_PORT },
+  });
+  assert.equal(result.status, 2);
+  assert.equal(result.stderr, `invalid setting PORT=${HOSTILE_PORT_SHOWN}: accepts an integer from 0 to 65535\n`);
 });
 
 test('a SQLite path whose directory cannot be made stops the start and the command line at once: one line, exit 1', { timeout: 90_000 }, () => {

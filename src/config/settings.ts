@@ -9,6 +9,7 @@ import { REFRESH_REPLAY_MAX_SECONDS } from '../core/oauth/tokens/replay.js';
 import { LOCALES, type Locale } from '../core/locales.js';
 import { type SiteNames, labelName } from '../core/site-name.js';
 import { DEFAULT_SITE_TIME_ZONE, isTimeZone } from '../core/site-time.js';
+import { quoted } from '../core/text.js';
 
 export type DatabaseTarget =
   | { kind: 'sqlite'; path: string }
@@ -144,7 +145,7 @@ function withoutCredentials(url: string): string {
 
 /** One setting's parser: returns the value or throws with what the setting accepts. */
 function invalid(name: string, value: string, accepts: string): never {
-  throw new SettingsError(`invalid setting ${name}=${JSON.stringify(value)}: accepts ${accepts}`);
+  throw new SettingsError(`invalid setting ${name}=${quoted(value)}: accepts ${accepts}`);
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -252,7 +253,7 @@ function redis(env: Env): string | undefined {
   // Sentinel's own URLs (ioredis's `sentinels` option, other clients' `redis-sentinel://`): the
   // service asks no Sentinel, and would read one as a Redis (docs/operations.md, "Metrics and alerts").
   if (/^(?:redis-)?sentinels?:\/\//i.test(raw)) {
-    throw new SettingsError(`invalid setting REDIS_URL=${JSON.stringify(shown)}: the service does not ask Redis Sentinel where the primary is; set REDIS_URL to the primary itself, redis://HOST:PORT or rediss://…, by an address a failover moves to the new primary (a DNS name, a proxy)`);
+    throw new SettingsError(`invalid setting REDIS_URL=${quoted(shown)}: the service does not ask Redis Sentinel where the primary is; set REDIS_URL to the primary itself, redis://HOST:PORT or rediss://…, by an address a failover moves to the new primary (a DNS name, a proxy)`);
   }
   if (!/^rediss?:\/\/.+/.test(raw)) invalid('REDIS_URL', shown, accepts);
   // The path is the database (0 when none): the one way to keep two deployments apart in one Redis.
@@ -475,7 +476,7 @@ export function loadSettings(env: Env = process.env): Settings {
   const demoPossible = baseUrl.startsWith('https:') || isLoopbackHttp(baseUrl);
   const demo = flag(env, 'DEMO', db.kind === 'sqlite' && demoPossible);
   if (demo && !demoPossible) {
-    throw new SettingsError(`invalid setting DEMO=1 with BASE_URL=${JSON.stringify(baseUrl)}: the demo app's redirect URIs under BASE_URL must be https or http on a loopback host, as every app's are; leave DEMO unset, or set BASE_URL to https://… or http://localhost:…`);
+    throw new SettingsError(`invalid setting DEMO=1 with BASE_URL=${quoted(baseUrl)}: the demo app's redirect URIs under BASE_URL must be https or http on a loopback host, as every app's are; leave DEMO unset, or set BASE_URL to https://… or http://localhost:…`);
   }
   const siteTimeZone = env.SITE_TIME_ZONE || DEFAULT_SITE_TIME_ZONE;
   if (!isTimeZone(siteTimeZone)) invalid('SITE_TIME_ZONE', siteTimeZone, 'an IANA time zone such as Asia/Shanghai, Asia/Taipei or UTC');

@@ -42,6 +42,16 @@ export function withInvisibleEscaped(text: string): string {
 }
 
 /**
+ * `value` as a refusal quotes it: in double quotes, a quote in it doubled (as SQL and CSV quote),
+ * so it reads as one value. Its invisible characters are escaped where the line is written out
+ * (`withInvisibleEscaped`: the server's start, the command line), which writes a backslash as two:
+ * an escape made here would be shown twice.
+ */
+export function quoted(value: string): string {
+  return `"${value.replaceAll('"', '""')}"`;
+}
+
+/**
  * Combining marks drawn on one character, nonspacing and enclosing (the spacing marks of Indic
  * scripts take room of their own and stack on nothing), at most, in a `name`, a `paragraph` (an
  * app's name and description both stand above the consent page's buttons) and a nickname: the

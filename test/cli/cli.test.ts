@@ -12,7 +12,7 @@ import { days, formatUtc } from '../../src/core/time.js';
 import type { Stores } from '../../src/core/stores.js';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
 import { createStores } from '../../src/storage/stores.js';
-import { type CliResult, svc, svcAtTerminal, svcWithStderrAt } from '../support/cli.js';
+import { type CliResult, HOSTILE_PORT, HOSTILE_PORT_SHOWN, svc, svcAtTerminal, svcWithStderrAt } from '../support/cli.js';
 import { forEachDatabase, temporarySqlitePath, whileInsertsFail } from '../support/databases.js';
 import { fullWidth } from '../support/full-width.js';
 
@@ -574,6 +574,12 @@ test('a bad setting makes the command line stop with one line naming it', () => 
   assert.equal(r.code, 2);
   assert.match(r.stderr, /DATABASE_URL/);
   assert.equal(r.stdout, '');
+});
+
+test('a bad setting\'s value is quoted as the server quotes it: its invisible characters and backslashes escaped once', () => {
+  const r = svc(`sqlite:${temporarySqlitePath()}`, ['migrate'], { PORT: HOSTILE_PORT });
+  assert.equal(r.code, 2);
+  assert.equal(r.stderr, `svc: invalid setting PORT=${HOSTILE_PORT_SHOWN}: accepts an integer from 0 to 65535\n`);
 });
 
 test('svc --help lists every command and exits 0; a command\'s --help shows its options', () => {

@@ -66,3 +66,8 @@ export function svcAtTerminal(databaseUrl: string, args: string[], answers: Arra
   const countBefore = (n: number) => answers.slice(0, n).filter((a) => a.prompt.source === answers[n]!.prompt.source).length;
   return new Promise((resolve) => child.on('exit', (code) => { child.stdin.end(); resolve({ code: code ?? -1, screen }); }));
 }
+
+/** A setting's value holding what a refusal must not pass on as it is: a direction override, a newline, an ESC, a backslash, a quote. */
+export const HOSTILE_PORT = '80\u202e\n\x1b[31m\\"x';
+/** `HOSTILE_PORT` as the one line of a refusal shows it: quoted, its quote doubled, the rest escaped once. */
+export const HOSTILE_PORT_SHOWN = '"80\\u{202e}\\u{a}\\u{1b}[31m\\\\""x"';

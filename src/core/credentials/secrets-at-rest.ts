@@ -7,6 +7,7 @@
 import { KeysSecretError } from '../errors.js';
 import type { Stores } from '../stores.js';
 import type { SealedColumn, ServerSecretStore } from './ports.js';
+import { quoted } from '../text.js';
 import type { Instant } from '../time.js';
 import { SEALED_MARK, SEALED_PREFIX, UNSEAL_FAILURES, type UnsealFailure, openSecret, sealSecret } from './sealing.js';
 
@@ -87,15 +88,12 @@ function cannotOpen(column: SealedColumn, row: string, reason: UnsealFailure): K
 }
 
 /**
- * A row's key as a refusal names it: as stored when it is printable ASCII without spaces (every
- * key the service writes), else in quotes, a quote in it doubled (as SQL and CSV quote), so a key
- * written by hand in the database reads as one key. Its invisible characters (a newline, a
- * direction override) are escaped where the refusal is written out, as every refusal's are: the
- * server's `failed to start` line and the command line's `svc:` line (`withInvisibleEscaped`,
- * src/core/text.ts), which writes a backslash as two: an escape made here would be shown twice.
+ * A row's key as a refusal names it: as stored when it is printable ASCII without spaces or quotes
+ * (every key the service writes), else `quoted`, so a key written by hand in the database reads as
+ * one key.
  */
 function shownRow(row: string): string {
-  return /^[\x21-\x7e]+$/.test(row) && !row.includes('"') ? row : `"${row.replaceAll('"', '""')}"`;
+  return /^[\x21-\x7e]+$/.test(row) && !row.includes('"') ? row : quoted(row);
 }
 
 /**
