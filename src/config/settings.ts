@@ -140,7 +140,9 @@ type Env = Record<string, string | undefined>;
  * too, so the one line a bad setting prints, which goes to the journal, never holds the password.
  */
 function withoutCredentials(url: string): string {
-  return url.replace(/^([a-z][a-z\d+.-]*:\/\/)[^]*@/i, '$1…@').replace(/\?[^]*$/, '?…');
+  // Whatever comes before the scheme's slashes or none (`postgres:user:pw@`, `redis:/user:pw@`,
+  // a value that starts with a space or a newline): a URL the parsers would refuse still may hold one.
+  return url.replace(/^(\s*[a-z][a-z\d+.-]*:\/*)[^]*@/i, '$1…@').replace(/\?[^]*$/, '?…');
 }
 
 /** One setting's parser: returns the value or throws with what the setting accepts. */
@@ -193,10 +195,10 @@ function httpUrl(name: string, raw: string): string {
   try {
     url = new URL(raw);
   } catch {
-    return invalid(name, raw, 'an absolute http:// or https:// URL');
+    return invalid(name, withoutCredentials(raw), 'an absolute http:// or https:// URL');
   }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username) {
-    invalid(name, raw, 'an absolute http:// or https:// URL without query, fragment or credentials');
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username || url.password) {
+    invalid(name, withoutCredentials(raw), 'an absolute http:// or https:// URL without query, fragment or credentials');
   }
   return url.href.replace(/\/+$/, '');
 }

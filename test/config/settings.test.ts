@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { test } from 'node:test';
-import { SettingsError, loadSettings } from '../../src/config/settings.js';
+import { SettingsError, loadSettings, otlpTraces } from '../../src/config/settings.js';
 
 test('defaults follow INTERFACE section 8', () => {
   const s = loadSettings({});
@@ -108,7 +108,7 @@ test('HOST is an IP address or a host name: a value that is neither (a typo, a m
   }
 });
 
-test('a refused REDIS_URL or DATABASE_URL is named without its password, even one not percent-encoded or in its query', () => {
+test('a refused URL setting (REDIS_URL, DATABASE_URL, BASE_URL, the OTLP endpoints) is named without its password, even one not percent-encoded, in its query, or in a URL the parsers refuse', () => {
   const cases: Array<Record<string, string>> = [
     { REDIS_URL: 'redis://:pa/ss@w0rd#x@127.0.0.1:6379' },
     { REDIS_URL: 'redis://svc:pa@ssw0rd@127.0.0.1:6379/db2' },
@@ -117,9 +117,18 @@ test('a refused REDIS_URL or DATABASE_URL is named without its password, even on
     { REDIS_URL: 'redis://127.0.0.1:6379/db2?password=pa/ssw0rd' },
     { REDIS_URL: 'sentinel://127.0.0.1:26379/mymaster?sentinelPassword=pa/ssw0rd' },
     { DATABASE_URL: 'postgress://db.internal/svc?password=pa/ssw0rd' },
+    // Not quite URLs (attack137): a leading space or newline, the scheme's slashes missing.
+    { DATABASE_URL: ' postgres://svc:pa@ssw0rd@db.internal/svc' },
+    { DATABASE_URL: 'postgres:svc:pa@ssw0rd@db.internal/svc' },
+    { REDIS_URL: 'redis:/svc:pa@ssw0rd@127.0.0.1:6379' },
+    { REDIS_URL: '\nredis://svc:pa@ssw0rd@127.0.0.1:6379/99x' },
+    { BASE_URL: 'http://svc:pa@ssw0rd@db.internal/' },
+    { BASE_URL: 'http://svc:pa@ssw0rd@db.internal:99999/' },
+    { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://svc:pa@ssw0rd@db.internal:4318/?a=1' },
+    { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://svc:pa@ssw0rd@db.internal:4317' },
   ];
   for (const env of cases) {
-    assert.throws(() => loadSettings(env), (e: unknown) => e instanceof SettingsError && /^invalid setting (REDIS|DATABASE)_URL=/.test(e.message) && !/pa[/@]ss|w0rd/.test(e.message) && /db\.internal|127\.0\.0\.1/.test(e.message), JSON.stringify(env));
+    assert.throws(() => { loadSettings(env); otlpTraces(env); }, (e: unknown) => e instanceof SettingsError && /^invalid setting [A-Z_]+=/.test(e.message) && !/pa[/@]ss|w0rd/.test(e.message) && /db\.internal|127\.0\.0\.1/.test(e.message), JSON.stringify(env));
   }
 });
 
