@@ -292,7 +292,7 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<
     let serving = false;
     const listened = new WeakSet<Worker>();
     let failedReplacements = 0;
-    let pendingFork: NodeJS.Timeout | undefined;
+    const pendingForks = new Set<NodeJS.Timeout>();
     cluster.on('listening', (worker) => {
       listened.add(worker);
       failedReplacements = 0;
@@ -309,7 +309,11 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<
         }
         const wait = Math.min(REPLACEMENT_WAIT_MAX_S, 2 ** ++failedReplacements);
         process.stderr.write(`worker ${worker.process.pid} exited (${code}) before it listened; starting another in ${wait} s\n`);
-        pendingFork = setTimeout(() => { pendingFork = undefined; fork(); }, wait * 1000);
+        const pending = setTimeout(() => {
+          pendingForks.delete(pending);
+          if (!stopping) fork();
+        }, wait * 1000);
+        pendingForks.add(pending);
         return;
       }
       if (!stopping) {
@@ -321,7 +325,7 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<
     const stop = () => {
       if (stopping) return;
       stopping = true;
-      clearTimeout(pendingFork);
+      for (const pending of pendingForks) clearTimeout(pending);
       // Every worker died and the next waits its turn: no exit will come to end the primary.
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
       setTimeout(() => {
