@@ -7,7 +7,7 @@
 import type { Settings } from './config/settings.js';
 import type { AuditSink } from './core/audit.js';
 import type { Stores } from './core/stores.js';
-import { withSealedServerSecrets } from './core/credentials/secrets-at-rest.js';
+import { checkStoredSecretsOpen, withSealedServerSecrets } from './core/credentials/secrets-at-rest.js';
 import { SharedKeys } from './core/credentials/shared-keys.js';
 import { TokenMarks } from './core/credentials/token-marks.js';
 import { type Clock, systemClock } from './core/time.js';
@@ -71,4 +71,18 @@ export async function prepareDatabase(deps: Pick<BaseDeps, 'database'>, seed?: (
  */
 export async function inStartTurn<T>(deps: Pick<BaseDeps, 'database'>, work: () => Promise<T>, stop?: AbortSignal): Promise<T> {
   return deps.database.inMigrationTurn((db) => inSchemaTurn(db, work, stop));
+}
+
+/**
+ * Reads the shared HMAC keys for a command that uses one (`svc token create`'s token mark), as a
+ * start does: in the start turn, after the start's check that KEYS_SECRET opens what is stored.
+ * On a database no server has started on yet, the command makes them. Outside the turn, a command
+ * under another KEYS_SECRET could make one between a starting server's check and its own read of
+ * the keys, and the database would hold secrets under two (attack136 F1).
+ */
+export async function readSharedKeysInStartTurn(deps: Pick<BaseDeps, 'database' | 'stores' | 'settings' | 'sharedKeys'>): Promise<void> {
+  await inStartTurn(deps, async () => {
+    await checkStoredSecretsOpen(deps.stores, deps.settings.keysSecret);
+    await deps.sharedKeys.readAll();
+  });
 }

@@ -10,6 +10,7 @@ import { generateRecoveryCodes, hashRecoveryCode } from '../../src/core/accounts
 import { SEALED_COLUMNS, sealStoredSecrets } from '../../src/core/credentials/secrets-at-rest.js';
 import { SEALED_MARK, SEALED_PREFIX, openSecret, sealSecret } from '../../src/core/credentials/sealing.js';
 import { SharedKeys } from '../../src/core/credentials/shared-keys.js';
+import { TokenMarks } from '../../src/core/credentials/token-marks.js';
 import type { SealedColumn, StoredSecret } from '../../src/core/credentials/ports.js';
 import type { Stores } from '../../src/core/stores.js';
 import { newTotpSecret, totpCode } from '../../src/core/accounts/totp.js';
@@ -18,6 +19,7 @@ import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js
 import { Browser, PASSWORD, newUser, unique } from '../oauth/helpers.js';
 import { type BaseDeps, createBaseDeps, prepareDatabase } from '../../src/base-deps.js';
 import { keysRotate } from '../../src/cli/commands/operations.js';
+import { tokenCreate as tokenCreateCommand } from '../../src/cli/commands/content.js';
 import { createDeps, prepareStart } from '../../src/deps.js';
 import { buildApp } from '../../src/app.js';
 import { loadSettings } from '../../src/config/settings.js';
@@ -390,13 +392,22 @@ async function atOnce(database: TestDatabase, first: (deps: BaseDeps) => Promise
           return stores.keys.insertUnlessLive(...args);
         },
       },
+      serverSecrets: {
+        getOrCreate: async (...args) => {
+          await firstWrite();
+          return stores.serverSecrets.getOrCreate(...args);
+        },
+      },
       transaction: async (work) => {
         await firstWrite();
         return stores.transaction(work);
       },
     };
   });
-  const outcomes = await Promise.allSettled(starts.map((deps, i) => runs[i]!({ ...deps, stores: held[i]! })));
+  const outcomes = await Promise.allSettled(starts.map((deps, i) => {
+    const sharedKeys = new SharedKeys(held[i]!.serverSecrets, deps.clock);
+    return runs[i]!({ ...deps, stores: held[i]!, sharedKeys, tokenMarks: new TokenMarks(sharedKeys) });
+  }));
   return { outcomes, stores: starts[0]!.stores, close: async () => { for (const deps of starts) await deps.close(); } };
 }
 
@@ -456,15 +467,39 @@ forEachDatabase('two starts at once under different KEYS_SECRETs, on a new datab
   });
 });
 
+/** A command's terminal where nobody answers. */
+const noTerminal = { readStdin: async () => '', interactive: false, askHidden: async () => '', afterAnswer: () => {} };
+
 forEachDatabase('keys rotate under another KEYS_SECRET while a server starts on a new database', (database) => {
   test('of the command and the start, the one whose turn comes second is refused: no keys under two secrets (attack135)', async () => {
-    const noTerminal = { readStdin: async () => '', interactive: false, askHidden: async () => '', afterAnswer: () => {} };
     // As the command line runs it: migrations first, in their own turn (src/cli/main.ts).
     const rotate = async (deps: BaseDeps) => {
       await prepareDatabase(deps);
       return keysRotate.run(deps, { now: true }, noTerminal);
     };
     const { outcomes, stores, close } = await atOnce(database, rotate, serverStart);
+    try {
+      await oneWentOn(outcomes, stores);
+    } finally {
+      await close();
+    }
+  });
+});
+
+forEachDatabase('svc token create under another KEYS_SECRET while the first server starts on a database', (database) => {
+  test('of the command and the start, the one whose turn comes second is refused: the token mark is not made under another secret between the start\'s check and its read of the keys (attack136 F1)', async () => {
+    // The member, made as `svc user create` makes one before any server started: no secret yet.
+    const before = depsUnder(database, undefined);
+    const username = unique('tokened');
+    try {
+      await prepareDatabase(before);
+      await before.stores.users.create({ username, passwordHash: 'not a hash', bio: '', member: true, level: 1, xp: 0 }, before.clock.now());
+    } finally {
+      await before.close();
+    }
+    // Its migration turn ended before the start's began (src/cli/main.ts).
+    const tokenCreate = (deps: BaseDeps) => tokenCreateCommand.run(deps, { username, name: 'backup script', scopes: 'profile:read' }, noTerminal);
+    const { outcomes, stores, close } = await atOnce(database, tokenCreate, serverStart);
     try {
       await oneWentOn(outcomes, stores);
     } finally {

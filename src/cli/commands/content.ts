@@ -67,6 +67,9 @@ export const tokenCreate = defineCommand({
     const scopes = requiredString(values, 'scopes').split(/\s+/).filter((s) => s !== '');
     if (scopes.length === 0) throw new UsageError('--scopes is required');
     const reason = REASON_OPTION.read(values);
+    // Loaded already by the command line before any command runs (src/cli/main.ts).
+    const { readSharedKeysInStartTurn } = await import('../../base-deps.js');
+    await readSharedKeysInStartTurn(deps);
     // The token, the member's security-log line and the staff-log entry land in one transaction.
     const made = await createMemberToken(withNotices(deps), { via: 'cli' },
       { userId: user.id, name: requiredString(values, 'name'), scopes, expiresInDays }, reason);

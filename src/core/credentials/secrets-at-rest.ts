@@ -39,19 +39,14 @@ const OPEN_SAMPLE = 20;
 const EVERY_VALUE_OPENS: ReadonlySet<SealedColumn> = new Set(['server_secrets.value']);
 
 /**
- * What a start does before anything reads a secret, for every sealed column. First it refuses
- * (`KeysSecretError`, one line), before writing anything, when `keysSecret` (none set, or another)
- * opens none of the column's first sealed values (one that opens tells one KEYS_SECRET from
- * another without opening them all), or, for the server secrets, when one of them does not open
- * (`EVERY_VALUE_OPENS`). Then, with `keysSecret`, it seals every value stored plain or in an earlier
- * form, each by a conditional write: an instance starting at the same moment may have sealed it,
- * or the value changed meanwhile (it is then another's to seal). An earlier form that does not
- * open is left as it is, as an altered value is: the first step showed that `keysSecret` opens
- * the column. Returns how many values this start sealed.
+ * What a start does before anything reads a secret, and a command before it makes a shared key
+ * (`readSharedKeysInStartTurn`): refuses (`KeysSecretError`, one line), before writing anything,
+ * when `keysSecret` (none set, or another) opens none of a sealed column's first values (one that
+ * opens tells one KEYS_SECRET from another without opening them all), or, for the server secrets,
+ * when one of them does not open (`EVERY_VALUE_OPENS`).
  */
-export async function sealStoredSecrets(stores: Stores, keysSecret: string | undefined): Promise<number> {
-  const columns = Object.keys(SEALED_COLUMNS) as SealedColumn[];
-  for (const column of columns) {
+export async function checkStoredSecretsOpen(stores: Stores, keysSecret: string | undefined): Promise<void> {
+  for (const column of Object.keys(SEALED_COLUMNS) as SealedColumn[]) {
     const sample = await stores.sealedColumns.listWithPrefix(column, SEALED_MARK, OPEN_SAMPLE);
     const closed = sample.flatMap(({ row, stored }) => {
       const opened = openSecret(stored, keysSecret, { column, row });
@@ -65,9 +60,21 @@ export async function sealStoredSecrets(stores: Stores, keysSecret: string | und
       throw new KeysSecretError(`the ${SEALED_COLUMNS[column]} in the database do not all open with the KEYS_SECRET that opens the others (${column}, row${closed.length > 1 ? 's' : ''} ${closed.map(({ row }) => shownRow(row)).join(', ')}): sealed by an instance given another KEYS_SECRET, or altered; start every instance with the same KEYS_SECRET, and if they have it, delete those rows: the next start makes new ones`);
     }
   }
+}
+
+/**
+ * What a start does before anything reads a secret, for every sealed column: first the refusals of
+ * `checkStoredSecretsOpen`. Then, with `keysSecret`, it seals every value stored plain or in an
+ * earlier form, each by a conditional write: an instance starting at the same moment may have
+ * sealed it, or the value changed meanwhile (it is then another's to seal). An earlier form that
+ * does not open is left as it is, as an altered value is: the first step showed that `keysSecret`
+ * opens the column. Returns how many values this start sealed.
+ */
+export async function sealStoredSecrets(stores: Stores, keysSecret: string | undefined): Promise<number> {
+  await checkStoredSecretsOpen(stores, keysSecret);
   if (keysSecret === undefined) return 0;
   let sealed = 0;
-  for (const column of columns) {
+  for (const column of Object.keys(SEALED_COLUMNS) as SealedColumn[]) {
     let after: string | undefined;
     for (;;) {
       const batch = await stores.sealedColumns.listWithoutPrefix(column, SEALED_PREFIX, after, SEAL_BATCH);
@@ -93,7 +100,7 @@ function cannotOpen(column: SealedColumn, row: string, reason: UnsealFailure): K
  * one key.
  */
 function shownRow(row: string): string {
-  return /^[\x21-\x7e]+$/.test(row) && !row.includes('"') ? row : quoted(row);
+  return /^[\x21\x23-\x7e]+$/.test(row) ? row : quoted(row);
 }
 
 /**
