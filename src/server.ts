@@ -20,8 +20,10 @@ import { type RedisCheck, checkRedisDatabase } from './redis/connect.js';
 import { tablesSchema } from './storage/migrate.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
-/** The longest wait before another try at a worker whose replacements die before they listen. */
+/** The longest wait before another try at a worker whose replacements keep dying (`supervise`). */
 const REPLACEMENT_WAIT_MAX_S = 60;
+/** How long a worker serves before its death is taken for a chance, not a start that fails (`supervise`). */
+const STEADY_MS = 10_000;
 
 /** What the banner shows of the demo: its credentials, fresh if just made, and its account's status (`undefined`: gone). */
 interface DemoShown {
@@ -275,45 +277,54 @@ async function serveMetrics(settings: Settings, source: MetricsSource): Promise<
  * The primary of WORKERS=N: forks the workers, replaces one that dies once all are serving, stops
  * them all on a signal. A worker that dies before all are serving failed to start (its line says
  * why: the port taken, say) and another would too: the others are stopped and the start fails
- * (exit 1), rather than forking workers that fail for ever. A replacement that dies before it
- * listens (refused for keys another instance sealed since, say) is tried again after a wait that
- * doubles, 2 s to 60 s, while the others serve: each try loads the whole service.
+ * (exit 1), rather than forking workers that fail for ever. Once serving, each worker's place is
+ * a slot: a worker that dies is replaced at once, but when its replacement also dies before it
+ * served `STEADY_MS` (refused before it listens for keys another instance sealed since, say, or a
+ * crash that lasts), the next waits 2 s, then 4 s, doubling to 60 s, while the others serve: each
+ * try loads the whole service. A worker of the slot that serves `STEADY_MS` ends the waits.
  */
 function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<void> {
   let stopping = false;
   let exitCode = 0;
-  const fork = () => cluster.fork();
+  let serving = false;
+  /** Each worker's slot: how many of its workers in a row died before they served `STEADY_MS`. */
+  const slots = new Map<Worker, { quickDeaths: number }>();
+  const listenedAt = new Map<Worker, number>();
+  const pendingForks = new Set<NodeJS.Timeout>();
+  const fork = (slot = { quickDeaths: 0 }) => { slots.set(cluster.fork(), slot); };
+  const replace = (worker: Worker, code: number, slot: { quickDeaths: number }, listened: number | undefined) => {
+    slot.quickDeaths = listened !== undefined && Date.now() - listened >= STEADY_MS ? 0 : slot.quickDeaths + 1;
+    const wait = slot.quickDeaths <= 1 ? 0 : Math.min(REPLACEMENT_WAIT_MAX_S, 2 ** (slot.quickDeaths - 1));
+    const exited = `worker ${worker.process.pid} exited (${code})${listened === undefined ? ' before it listened' : ''}; starting another`;
+    if (wait === 0) {
+      process.stderr.write(`${exited}\n`);
+      fork(slot);
+      return;
+    }
+    process.stderr.write(`${exited} in ${wait} s\n`);
+    const pending = setTimeout(() => {
+      pendingForks.delete(pending);
+      if (!stopping) fork(slot);
+    }, wait * 1000);
+    pendingForks.add(pending);
+  };
   return new Promise((resolve) => {
     // Each worker, a replacement too, asks whether REDIS_URL was checked, and is told once it is.
     cluster.on('message', (worker, message) => {
       if (message === REDIS_CHECK_ASKED) void redisCheck.checked.then(() => worker.isConnected() && worker.send(REDIS_CHECK_DONE));
     });
-    let listening = 0;
-    let serving = false;
-    const listened = new WeakSet<Worker>();
-    let failedReplacements = 0;
-    const pendingForks = new Set<NodeJS.Timeout>();
     cluster.on('listening', (worker) => {
-      listened.add(worker);
-      failedReplacements = 0;
-      if (++listening !== settings.workers) return;
+      if (!listenedAt.has(worker)) listenedAt.set(worker, Date.now());
+      if (serving || listenedAt.size !== settings.workers) return;
       serving = true;
       resolve();
     });
     cluster.on('exit', (worker, code) => {
+      const [slot, listened] = [slots.get(worker)!, listenedAt.get(worker)];
+      slots.delete(worker);
+      listenedAt.delete(worker);
       if (!stopping && serving) {
-        if (listened.has(worker)) {
-          process.stderr.write(`worker ${worker.process.pid} exited (${code}); starting another\n`);
-          fork();
-          return;
-        }
-        const wait = Math.min(REPLACEMENT_WAIT_MAX_S, 2 ** ++failedReplacements);
-        process.stderr.write(`worker ${worker.process.pid} exited (${code}) before it listened; starting another in ${wait} s\n`);
-        const pending = setTimeout(() => {
-          pendingForks.delete(pending);
-          if (!stopping) fork();
-        }, wait * 1000);
-        pendingForks.add(pending);
+        replace(worker, code, slot, listened);
         return;
       }
       if (!stopping) {
