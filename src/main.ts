@@ -7,7 +7,7 @@
 import { type OtlpTraces, SettingsError, otlpTraces } from './config/settings.js';
 import { setFlagsFromString } from 'node:v8';
 import { holdTickObjectShape } from './tick-shape.js';
-import { withInvisibleEscaped } from './core/text.js';
+import { terminalLine } from './core/text.js';
 
 // V8 grows the old generation by a fifth at a time instead of its default factor (docs/performance.md,
 // decision 31): the peak RSS is 15-20 MB lower on either database, at no CPU cost measured since the
@@ -20,7 +20,7 @@ function tracesSetting(): OtlpTraces | undefined {
     return otlpTraces(process.env);
   } catch (error) {
     if (!(error instanceof SettingsError)) throw error;
-    process.stderr.write(`${withInvisibleEscaped(error.message)}\n`);
+    process.stderr.write(terminalLine(error.message));
     process.exit(2);
   }
 }

@@ -10,7 +10,7 @@ import { buildApp } from './app.js';
 import { type Settings, SettingsError, isLoopbackBaseUrl, loadSettings } from './config/settings.js';
 import type { UserStatus } from './core/accounts/ports.js';
 import { PLAINTEXT_AT_REST_WARNING } from './core/credentials/secrets-at-rest.js';
-import { withInvisibleEscaped } from './core/text.js';
+import { terminalLine } from './core/text.js';
 import { type DemoCredentials, demoAccount, demoAppAddresses, demoAppMoves, demoCredentialsPath, keptDemoProblem, liveDemoCredentials, moveDemoApp, saveDemoCredentials, seedDemo } from './demo.js';
 import { type BaseDeps, createBaseDeps, inStartTurn } from './base-deps.js';
 import { type Deps, REDIS_USES, createDeps, prepareStart } from './deps.js';
@@ -370,7 +370,7 @@ function refuseBadRedisSettings(checked: RedisCheck): void {
     replica: `it names a replica (${checked.reason}); it must name the primary`,
     sentinel: `it names a Redis Sentinel (${checked.reason}), which serves no data and which the service does not ask; it must name the primary itself, redis://HOST:PORT, by an address a failover moves to the new primary (a DNS name, a proxy)`,
   }[checked.refused];
-  process.stderr.write(`invalid setting REDIS_URL: ${withInvisibleEscaped(why)}\n`);
+  process.stderr.write(terminalLine(`invalid setting REDIS_URL: ${why}`));
   process.exit(2);
 }
 
@@ -442,7 +442,7 @@ export async function runServer(hooks: ProcessHooks): Promise<void> {
   try {
     await start(hooks);
   } catch (error) {
-    process.stderr.write(`failed to start: ${withInvisibleEscaped(error instanceof Error ? error.message : String(error))}\n`);
+    process.stderr.write(terminalLine(`failed to start: ${error instanceof Error ? error.message : String(error)}`));
     process.exit(1);
   }
 }
@@ -453,7 +453,7 @@ async function start(hooks: ProcessHooks): Promise<void> {
     settings = loadSettings();
   } catch (error) {
     if (error instanceof SettingsError) {
-      process.stderr.write(`${withInvisibleEscaped(error.message)}\n`);
+      process.stderr.write(terminalLine(error.message));
       process.exit(2);
     }
     throw error;

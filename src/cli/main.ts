@@ -7,7 +7,7 @@
 import { parseArgs } from 'node:util';
 import { SettingsError, loadSettings } from '../config/settings.js';
 import { AccountUnusableError, ConflictError, InputError, KeysSecretError } from '../core/errors.js';
-import { withInvisibleEscaped } from '../core/text.js';
+import { terminalLine } from '../core/text.js';
 import type { BaseDeps } from '../base-deps.js';
 import type { AuditEvent, AuditSink } from '../core/audit.js';
 import { type Command, type CommandIo, Interrupted, UsageError, type Values } from './command.js';
@@ -51,7 +51,8 @@ export interface CliIo extends Omit<CommandIo, 'afterAnswer'> {
   err(text: string): void;
 }
 
-const firstLine = (error: unknown) => withInvisibleEscaped(error instanceof Error ? error.message.split('\n')[0]! : String(error));
+/** What an unexpected failure says, its first line: a stack or a database's detail may follow. */
+const firstLine = (error: unknown) => (error instanceof Error ? error.message.split('\n')[0]! : String(error));
 
 /** Writes `text` on standard error if it can; when standard error itself fails there is nowhere left to say it. */
 function tell(io: CliIo, text: string): void {
@@ -121,7 +122,7 @@ function heldAudit(io: CliIo, sink: AuditSink): AuditSink & { flush(): void } {
       try {
         for (const event of held.splice(0)) sink.record(event);
       } catch (error) {
-        tell(io, `svc: an audit line could not be written: ${firstLine(error)}\n`);
+        tell(io, terminalLine(`svc: an audit line could not be written: ${firstLine(error)}`));
       }
     },
   };
@@ -141,7 +142,7 @@ function afterAnswers(io: CliIo): { add: CommandIo['afterAnswer']; run(): Promis
         try {
           await work();
         } catch (error) {
-          tell(io, `svc: ${what}: ${firstLine(error)}\n`);
+          tell(io, terminalLine(`svc: ${what}: ${firstLine(error)}`));
         }
       }
     },
@@ -175,7 +176,7 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
       // line with exit code 1, before the audit lines and what follows the change (the owner's
       // notice), which still run: standard output failing (a full disk, a closed pipe) was an
       // unhandled 'error' event that ended the process with a stack trace and ran neither (attack82).
-      tell(io, `svc: the answer could not be written to standard output: ${firstLine(error)}; what the command changed is changed (a secret it printed is lost: make another)\n`);
+      tell(io, terminalLine(`svc: the answer could not be written to standard output: ${firstLine(error)}; what the command changed is changed (a secret it printed is lost: make another)`));
       return 1;
     }
     return 0;
@@ -191,10 +192,10 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
     if (error instanceof UsageError || error instanceof InputError || error instanceof ConflictError || error instanceof SettingsError
       || error instanceof KeysSecretError || error instanceof AccountUnusableError) {
       // One line, whatever the refused value held (an ESC, a newline): it quotes what was typed.
-      io.err(`svc: ${withInvisibleEscaped(error.message)}\n`);
+      io.err(terminalLine(`svc: ${error.message}`));
       return 2;
     }
-    io.err(`svc: failed: ${firstLine(error)}\n`);
+    io.err(terminalLine(`svc: failed: ${firstLine(error)}`));
     return 1;
   } finally {
     // Before the audit lines: what follows a change may write some of its own.

@@ -133,21 +133,26 @@ export const PREVIOUS_CLIENT_SECRET_MAX_HOURS = 7 * 24;
 
 type Env = Record<string, string | undefined>;
 
+/** What starts a value that may be a URL: a scheme, after blanks a parser would refuse. */
+const SCHEME = /^(\s*[a-z][a-z\d+.-]*:\/*)/i;
+
 /**
- * A URL setting as its error shows it: everything before its last `@` after the scheme (the user
- * and password, even a password with `/`, `#` or `@` not percent-encoded) replaced, and its query,
- * where ioredis (`?password=`, `?sentinelPassword=`) and node-postgres (`?password=`) take one
- * too, so the one line a bad setting prints, which goes to the journal, never holds the password.
+ * A setting's value as its refusal shows it, quoted; one that starts like a URL without
+ * everything before its last `@` after the scheme (the user and password, even a password with
+ * `/`, `#` or `@` not percent-encoded) and without its query, where ioredis (`?password=`,
+ * `?sentinelPassword=`) and node-postgres (`?password=`) take one too: the one line a bad setting
+ * prints goes to the journal, and must never hold a password, whichever setting it names.
  */
-function withoutCredentials(url: string): string {
+function shownSetting(value: string): string {
   // Whatever comes before the scheme's slashes or none (`postgres:user:pw@`, `redis:/user:pw@`,
   // a value that starts with a space or a newline): a URL the parsers would refuse still may hold one.
-  return url.replace(/^(\s*[a-z][a-z\d+.-]*:\/*)[^]*@/i, '$1…@').replace(/\?[^]*$/, '?…');
+  const shown = SCHEME.test(value) ? value.replace(new RegExp(`${SCHEME.source}[^]*@`, 'i'), '$1…@').replace(/\?[^]*$/, '?…') : value;
+  return quoted(shown);
 }
 
 /** One setting's parser: returns the value or throws with what the setting accepts. */
 function invalid(name: string, value: string, accepts: string): never {
-  throw new SettingsError(`invalid setting ${name}=${quoted(value)}: accepts ${accepts}`);
+  throw new SettingsError(`invalid setting ${name}=${shownSetting(value)}: accepts ${accepts}`);
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -195,10 +200,10 @@ function httpUrl(name: string, raw: string): string {
   try {
     url = new URL(raw);
   } catch {
-    return invalid(name, withoutCredentials(raw), 'an absolute http:// or https:// URL');
+    return invalid(name, raw, 'an absolute http:// or https:// URL');
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username || url.password) {
-    invalid(name, withoutCredentials(raw), 'an absolute http:// or https:// URL without query, fragment or credentials');
+    invalid(name, raw, 'an absolute http:// or https:// URL without query, fragment or credentials');
   }
   return url.href.replace(/\/+$/, '');
 }
@@ -244,28 +249,27 @@ function database(env: Env): DatabaseTarget {
     return { kind: 'sqlite', path: raw.slice('sqlite:'.length) };
   }
   if (namesPostgres(raw)) return { kind: 'postgres', url: raw };
-  return invalid('DATABASE_URL', withoutCredentials(raw), 'sqlite:PATH or postgres://…');
+  return invalid('DATABASE_URL', raw, 'sqlite:PATH or postgres://…');
 }
 
 function redis(env: Env): string | undefined {
   const raw = env.REDIS_URL;
   if (raw === undefined || raw === '') return undefined;
   const accepts = 'redis://… or rediss://…, with a database number after the port when one is given (redis://host:6379/2)';
-  const shown = withoutCredentials(raw);
   // Sentinel's own URLs (ioredis's `sentinels` option, other clients' `redis-sentinel://`): the
   // service asks no Sentinel, and would read one as a Redis (docs/operations.md, "Metrics and alerts").
   if (/^(?:redis-)?sentinels?:\/\//i.test(raw)) {
-    throw new SettingsError(`invalid setting REDIS_URL=${quoted(shown)}: the service does not ask Redis Sentinel where the primary is; set REDIS_URL to the primary itself, redis://HOST:PORT or rediss://…, by an address a failover moves to the new primary (a DNS name, a proxy)`);
+    throw new SettingsError(`invalid setting REDIS_URL=${shownSetting(raw)}: the service does not ask Redis Sentinel where the primary is; set REDIS_URL to the primary itself, redis://HOST:PORT or rediss://…, by an address a failover moves to the new primary (a DNS name, a proxy)`);
   }
-  if (!/^rediss?:\/\/.+/.test(raw)) invalid('REDIS_URL', shown, accepts);
+  if (!/^rediss?:\/\/.+/.test(raw)) invalid('REDIS_URL', raw, accepts);
   // The path is the database (0 when none): the one way to keep two deployments apart in one Redis.
   let path: string;
   try {
     path = new URL(raw).pathname;
   } catch {
-    return invalid('REDIS_URL', shown, accepts);
+    return invalid('REDIS_URL', raw, accepts);
   }
-  if (!/^(\/(\d{1,5})?)?$/.test(path)) invalid('REDIS_URL', shown, accepts);
+  if (!/^(\/(\d{1,5})?)?$/.test(path)) invalid('REDIS_URL', raw, accepts);
   return raw;
 }
 
@@ -426,22 +430,20 @@ const MAILTO_ONE_ADDRESS = /^mailto:[a-z0-9._~!$'*+-]+@(?:[a-z0-9](?:[a-z0-9-]*[
 function appealContact(env: Env): string | undefined {
   const raw = (env.APPEAL_CONTACT ?? '').trim();
   if (raw === '') return undefined;
-  // Shown without a user and password someone put in it: the line goes to the journal.
-  const shown = withoutCredentials(raw);
   const accepts = 'an https:// URL (https://example.com/appeals) or mailto: and one address (mailto:staff@example.com)';
-  if (raw.length > APPEAL_CONTACT_MAX || /[\s\p{Cc}\p{Cf}]/u.test(raw)) return invalid('APPEAL_CONTACT', shown, accepts);
+  if (raw.length > APPEAL_CONTACT_MAX || /[\s\p{Cc}\p{Cf}]/u.test(raw)) return invalid('APPEAL_CONTACT', raw, accepts);
   // One address and no headers (RFC 6068 2): nothing to add a recipient or a body with, and none
   // percent-encoded, which a mail client decodes (`%2C` another recipient, `%0A` a header line).
-  if (/^mailto:/i.test(raw)) return MAILTO_ONE_ADDRESS.test(raw) ? raw : invalid('APPEAL_CONTACT', shown, accepts);
+  if (/^mailto:/i.test(raw)) return MAILTO_ONE_ADDRESS.test(raw) ? raw : invalid('APPEAL_CONTACT', raw, accepts);
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    return invalid('APPEAL_CONTACT', shown, accepts);
+    return invalid('APPEAL_CONTACT', raw, accepts);
   }
   // The length is the link's: the parser percent-encodes what was typed, up to nine times as long.
   if (url.protocol !== 'https:' || url.hostname === '' || url.username !== '' || url.password !== '' || url.href.length > APPEAL_CONTACT_MAX) {
-    return invalid('APPEAL_CONTACT', shown, accepts);
+    return invalid('APPEAL_CONTACT', raw, accepts);
   }
   return url.href;
 }
@@ -478,7 +480,7 @@ export function loadSettings(env: Env = process.env): Settings {
   const demoPossible = baseUrl.startsWith('https:') || isLoopbackHttp(baseUrl);
   const demo = flag(env, 'DEMO', db.kind === 'sqlite' && demoPossible);
   if (demo && !demoPossible) {
-    throw new SettingsError(`invalid setting DEMO=1 with BASE_URL=${quoted(baseUrl)}: the demo app's redirect URIs under BASE_URL must be https or http on a loopback host, as every app's are; leave DEMO unset, or set BASE_URL to https://… or http://localhost:…`);
+    throw new SettingsError(`invalid setting DEMO=1 with BASE_URL=${shownSetting(baseUrl)}: the demo app's redirect URIs under BASE_URL must be https or http on a loopback host, as every app's are; leave DEMO unset, or set BASE_URL to https://… or http://localhost:…`);
   }
   const siteTimeZone = env.SITE_TIME_ZONE || DEFAULT_SITE_TIME_ZONE;
   if (!isTimeZone(siteTimeZone)) invalid('SITE_TIME_ZONE', siteTimeZone, 'an IANA time zone such as Asia/Shanghai, Asia/Taipei or UTC');

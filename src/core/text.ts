@@ -42,13 +42,27 @@ export function withInvisibleEscaped(text: string): string {
 }
 
 /**
+ * `text` as one line written to a terminal or a journal (a refusal, a failed start):
+ * `withInvisibleEscaped`, so nothing in it starts another line or acts on the terminal, then a
+ * newline. Every boundary that writes such a line writes it so, once.
+ */
+export function terminalLine(text: string): string {
+  return `${withInvisibleEscaped(text)}\n`;
+}
+
+/** The characters of a value a refusal quotes whole; past them, the rest is counted, not shown. */
+const QUOTED_MAX = 200;
+
+/**
  * `value` as a refusal quotes it: in double quotes, a quote in it doubled (as SQL and CSV quote),
- * so it reads as one value. Its invisible characters are escaped where the line is written out
- * (`withInvisibleEscaped`: the server's start, the command line), which writes a backslash as two:
- * an escape made here would be shown twice.
+ * so it reads as one value; one longer than `QUOTED_MAX` characters is cut there and its length
+ * said, so a line stays a line. Its invisible characters are escaped where the line is written
+ * out (`terminalLine`), which writes a backslash as two: an escape made here would be shown twice.
  */
 export function quoted(value: string): string {
-  return `"${value.replaceAll('"', '""')}"`;
+  const shown = firstCharacters(value, QUOTED_MAX);
+  const cut = shown.length < value.length ? `… (${[...value].length} characters)` : '';
+  return `"${shown.replaceAll('"', '""')}"${cut}`;
 }
 
 /**

@@ -108,7 +108,7 @@ test('HOST is an IP address or a host name: a value that is neither (a typo, a m
   }
 });
 
-test('a refused URL setting (REDIS_URL, DATABASE_URL, BASE_URL, the OTLP endpoints) is named without its password, even one not percent-encoded, in its query, or in a URL the parsers refuse', () => {
+test('a refused setting that holds a URL (REDIS_URL, DATABASE_URL, BASE_URL, the OTLP endpoints, any other) is named without its password, even one not percent-encoded, in its query, or in a URL the parsers refuse', () => {
   const cases: Array<Record<string, string>> = [
     { REDIS_URL: 'redis://:pa/ss@w0rd#x@127.0.0.1:6379' },
     { REDIS_URL: 'redis://svc:pa@ssw0rd@127.0.0.1:6379/db2' },
@@ -126,10 +126,24 @@ test('a refused URL setting (REDIS_URL, DATABASE_URL, BASE_URL, the OTLP endpoin
     { BASE_URL: 'http://svc:pa@ssw0rd@db.internal:99999/' },
     { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://svc:pa@ssw0rd@db.internal:4318/?a=1' },
     { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://svc:pa@ssw0rd@db.internal:4317' },
+    // A URL pasted into the wrong setting.
+    { WORKERS: 'postgres://svc:pa@ssw0rd@db.internal/svc' },
+    { CLIENT_METADATA_HOSTS: 'redis://:pa/ssw0rd@127.0.0.1:6379' },
   ];
   for (const env of cases) {
     assert.throws(() => { loadSettings(env); otlpTraces(env); }, (e: unknown) => e instanceof SettingsError && /^invalid setting [A-Z_]+=/.test(e.message) && !/pa[/@]ss|w0rd/.test(e.message) && /db\.internal|127\.0\.0\.1/.test(e.message), JSON.stringify(env));
   }
+});
+
+test('a refused setting\'s value longer than 200 characters is quoted up to there, and its length said: the line stays a line', () => {
+  const METRICS_PORT = '9'.repeat(100_000);
+  assert.throws(() => loadSettings({ METRICS_PORT }), (e: unknown) => e instanceof SettingsError
+    && e.message.startsWith(`invalid setting METRICS_PORT="${'9'.repeat(200)}"… (100000 characters): accepts `) && e.message.length < 400);
+  // Counted in characters, as shown: a cut never halves an emoji.
+  assert.throws(() => loadSettings({ WORKERS: '🙂'.repeat(201) }), (e: unknown) => e instanceof SettingsError
+    && e.message.startsWith(`invalid setting WORKERS="${'🙂'.repeat(200)}"… (201 characters): `));
+  assert.throws(() => loadSettings({ WORKERS: '🙂'.repeat(200) }), (e: unknown) => e instanceof SettingsError
+    && e.message.startsWith(`invalid setting WORKERS="${'🙂'.repeat(200)}": `));
 });
 
 test('REDIS_URL\'s path is a database number, or nothing', () => {
