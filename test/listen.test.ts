@@ -114,38 +114,65 @@ test('WORKERS=2: a replacement refused before it listens (the shared keys sealed
   assert.equal(await server.exited, 0, 'a stop while the next try waits ends the primary');
 });
 
+/** The worker of `server` the primary forked last, not `known` yet, once it listens (its own log line). */
+async function nextWorker(server: ReturnType<typeof start>, known: Set<number>): Promise<number> {
+  let pid: number | undefined;
+  while (pid === undefined) {
+    pid = descendants(server.child.pid!).find((child) => !known.has(child));
+    if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  known.add(pid);
+  await server.waitFor(new RegExp(`"pid":${pid},[^\\n]*"msg":"Server listening at `), 60_000);
+  return pid;
+}
+
+/** Kills `worker` of `server` and waits for the primary's line about it, ending `then`. */
+async function killWorker(server: ReturnType<typeof start>, worker: number, then: string): Promise<void> {
+  process.kill(worker, 'SIGKILL');
+  // The primary may hear of its listening after its log line: either way, it died soon.
+  await server.waitFor(new RegExp(`worker ${worker} exited \\(null\\)( before it listened)?; ${then}`), 30_000);
+}
+
 test('WORKERS=2: a worker that dies soon after it listened is replaced at once, its replacement dying as soon after waits 2 s then 4 s, and one that served 10 s is replaced at once again', { timeout: 120_000 }, async () => {
   const port = await freePort();
   const server = start({ PORT: String(port), WORKERS: '2', LOG_LEVEL: 'info' });
-  /** The worker the primary forked last, once it listens (its own log line). */
-  const nextWorker = async (known: Set<number>): Promise<number> => {
-    let pid: number | undefined;
-    while (pid === undefined) {
-      pid = descendants(server.child.pid!).find((child) => !known.has(child));
-      if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    known.add(pid);
-    await server.waitFor(new RegExp(`"pid":${pid},[^\\n]*"msg":"Server listening at `), 60_000);
-    return pid;
-  };
   try {
     await server.waitFor(/Listening on /, 60_000);
     const known = new Set(descendants(server.child.pid!));
     let worker = [...known][0]!;
-    for (const line of ['starting another\n', 'starting another in 2 s\n', 'starting another in 4 s\n']) {
-      process.kill(worker, 'SIGKILL');
-      // The primary may hear of its listening after its log line: either way, it died soon.
-      await server.waitFor(new RegExp(`worker ${worker} exited \\(null\\)( before it listened)?; ${line}`), 30_000);
-      worker = await nextWorker(known);
+    for (const then of ['starting another\n', 'starting another in 2 s\n', 'starting another in 4 s\n']) {
+      await killWorker(server, worker, then);
+      worker = await nextWorker(server, known);
     }
     // Served 10 s: a chance death, not a crash that lasts.
     await new Promise((resolve) => setTimeout(resolve, 10_500));
-    process.kill(worker, 'SIGKILL');
-    await server.waitFor(new RegExp(`worker ${worker} exited \\(null\\); starting another\n`), 30_000);
-    await nextWorker(known);
+    await killWorker(server, worker, 'starting another\n');
+    await nextWorker(server, known);
     assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200);
   } finally {
     server.child.kill('SIGTERM');
   }
   assert.equal(await server.exited, 0);
+});
+
+test('WORKERS=2: a stop while a replacement waits its turn forks none, even while a request in flight keeps the primary running', { timeout: 60_000 }, async () => {
+  const port = await freePort();
+  const server = start({ PORT: String(port), WORKERS: '2', LOG_LEVEL: 'info' });
+  await server.waitFor(/Listening on /, 60_000);
+  const known = new Set(descendants(server.child.pid!));
+  const [first] = known;
+  await killWorker(server, first!, 'starting another\n');
+  await killWorker(server, await nextWorker(server, known), 'starting another in 2 s\n');
+  // To the worker left, a request whose body never finishes arriving: it holds the stop up to 10 s.
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  socket.write('POST /api/oauth/token HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ngrant_type=');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  server.child.kill('SIGTERM');
+  // Past the 2 s wait, while the stop waits for the request.
+  await new Promise((resolve) => setTimeout(resolve, 4_000));
+  const forkedAfter = descendants(server.child.pid!).filter((child) => !known.has(child));
+  socket.destroy();
+  await server.exited;
+  assert.deepEqual(forkedAfter, [], server.output());
 });
