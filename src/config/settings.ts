@@ -405,8 +405,9 @@ function displayName(name: string): string {
 function mailFrom(env: Env, baseUrl: string, names: SiteNames): string {
   const raw = (env.MAIL_FROM ?? '').trim();
   if (raw === '') return `${displayName(labelName(names))} <no-reply@${new URL(baseUrl).hostname}>`;
-  // No line breaks: the value becomes a header.
-  if (!/^(?:[^<>\r\n]*<[^\s<>@]+@[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+)$/.test(raw)) {
+  // No line breaks: the value becomes a header. No control or invisible character either: an
+  // address with a zero-width space in it reads as another's, and a DEL or NUL is no header's.
+  if (!/^(?:[^<>\r\n]*<[^\s<>@]+@[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+)$/.test(raw) || /[\p{Cc}\p{Cf}]/u.test(raw)) {
     invalid('MAIL_FROM', raw, 'an address (no-reply@example.com) or a name and an address (Community <no-reply@example.com>)');
   }
   return raw;

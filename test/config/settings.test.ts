@@ -135,6 +135,15 @@ test('a refused setting that holds a URL (REDIS_URL, DATABASE_URL, BASE_URL, the
   }
 });
 
+test('MAIL_FROM holds no control or invisible character, in its name or its address: it becomes a header, and an address with a zero-width space reads as another\'s', () => {
+  for (const MAIL_FROM of ['no-reply@exa\u200bmple.com', 'Ops\u202e <ops@example.com>', 'ops@example.com\x7f', 'O\x00ps <ops@example.com>', 'Ops\tTeam <ops@example.com>']) {
+    assert.throws(() => loadSettings({ MAIL_FROM }), (e: unknown) => e instanceof SettingsError && /^invalid setting MAIL_FROM=/.test(e.message), JSON.stringify(MAIL_FROM));
+  }
+  for (const MAIL_FROM of ['社区 <no-reply@example.com>', 'no-reply@例子.测试', '"Ops, Team" <ops@example.com>']) {
+    assert.equal(loadSettings({ MAIL_FROM }).mailFrom, MAIL_FROM);
+  }
+});
+
 test('a refused setting\'s value longer than 200 characters is quoted up to there, and its length said: the line stays a line', () => {
   const METRICS_PORT = '9'.repeat(100_000);
   assert.throws(() => loadSettings({ METRICS_PORT }), (e: unknown) => e instanceof SettingsError
