@@ -292,10 +292,10 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<
   const listenedAt = new Map<Worker, number>();
   const pendingForks = new Set<NodeJS.Timeout>();
   const fork = (slot = { quickDeaths: 0 }) => { slots.set(cluster.fork(), slot); };
-  const replace = (worker: Worker, code: number, slot: { quickDeaths: number }, listened: number | undefined) => {
+  const replace = (worker: Worker, ending: number | string, slot: { quickDeaths: number }, listened: number | undefined) => {
     slot.quickDeaths = listened !== undefined && Date.now() - listened >= STEADY_MS ? 0 : slot.quickDeaths + 1;
     const wait = slot.quickDeaths <= 1 ? 0 : Math.min(REPLACEMENT_WAIT_MAX_S, 2 ** (slot.quickDeaths - 1));
-    const exited = `worker ${worker.process.pid} exited (${code})${listened === undefined ? ' before it listened' : ''}; starting another`;
+    const exited = `worker ${worker.process.pid} exited (${ending})${listened === undefined ? ' before it listened' : ''}; starting another`;
     if (wait === 0) {
       process.stderr.write(`${exited}\n`);
       fork(slot);
@@ -319,12 +319,13 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<
       serving = true;
       resolve();
     });
-    cluster.on('exit', (worker, code) => {
+    cluster.on('exit', (worker, code, signal) => {
       const [slot, listened] = [slots.get(worker)!, listenedAt.get(worker)];
       slots.delete(worker);
       listenedAt.delete(worker);
       if (!stopping && serving) {
-        replace(worker, code, slot, listened);
+        // Its exit code, or the signal that ended it (a SIGKILL by the kernel's OOM killer, say).
+        replace(worker, code ?? signal, slot, listened);
         return;
       }
       if (!stopping) {

@@ -130,7 +130,7 @@ async function nextWorker(server: ReturnType<typeof start>, known: Set<number>):
 async function killWorker(server: ReturnType<typeof start>, worker: number, then: string): Promise<void> {
   process.kill(worker, 'SIGKILL');
   // The primary may hear of its listening after its log line: either way, it died soon.
-  await server.waitFor(new RegExp(`worker ${worker} exited \\(null\\)( before it listened)?; ${then}`), 30_000);
+  await server.waitFor(new RegExp(`worker ${worker} exited \\(SIGKILL\\)( before it listened)?; ${then}`), 30_000);
 }
 
 test('WORKERS=2: a worker that dies soon after it listened is replaced at once, its replacement dying as soon after waits 2 s then 4 s, and one that served 10 s is replaced at once again', { timeout: 120_000 }, async () => {

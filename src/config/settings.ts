@@ -133,21 +133,23 @@ export const PREVIOUS_CLIENT_SECRET_MAX_HOURS = 7 * 24;
 
 type Env = Record<string, string | undefined>;
 
-/** What starts a value that may be a URL: a scheme, after blanks a parser would refuse. */
-const SCHEME = /^(\s*[a-z][a-z\d+.-]*:\/*)/i;
+/** What starts a URL: its scheme and slashes, after anything a parser would refuse (a quote, a blank). */
+const URL_START = /^[^a-z/]*[a-z][a-z\d+.-]*:\/+/i;
 
 /**
- * A setting's value as its refusal shows it, quoted; one that starts like a URL without
- * everything before its last `@` after the scheme (the user and password, even a password with
- * `/`, `#` or `@` not percent-encoded) and without its query, where ioredis (`?password=`,
- * `?sentinelPassword=`) and node-postgres (`?password=`) take one too: the one line a bad setting
- * prints goes to the journal, and must never hold a password, whichever setting it names.
+ * A setting's value as its refusal shows it, quoted: the one line a bad setting prints goes to the
+ * journal, and must never hold a password, whichever setting it names and however mistyped. A value
+ * with a `:` before its last `@` (or `%3A` before `%40`) is shown with everything between its
+ * scheme and slashes, if it has them, and that `@` replaced: the user and password, even a password with `/`,
+ * `#` or `@` not percent-encoded, in a URL the parsers refuse (`postgres:user:pw@`, `redis//:pw@`,
+ * `user:pw@host`, one in quotes). A URL's query is cut too, where ioredis (`?password=`,
+ * `?sentinelPassword=`) and node-postgres (`?password=`) take one.
  */
 function shownSetting(value: string): string {
-  // Whatever comes before the scheme's slashes or none (`postgres:user:pw@`, `redis:/user:pw@`,
-  // a value that starts with a space or a newline): a URL the parsers would refuse still may hold one.
-  const shown = SCHEME.test(value) ? value.replace(new RegExp(`${SCHEME.source}[^]*@`, 'i'), '$1…@').replace(/\?[^]*$/, '?…') : value;
-  return quoted(shown);
+  const start = URL_START.exec(value)?.[0] ?? '';
+  const at = Math.max(value.lastIndexOf('@'), value.toLowerCase().lastIndexOf('%40'));
+  const hidden = at > start.length && /:|%3a/i.test(value.slice(0, at)) ? `${start}…${value.slice(at)}` : value;
+  return quoted(start === '' && hidden === value ? value : hidden.replace(/\?[^]*$/, '?…'));
 }
 
 /** One setting's parser: returns the value or throws with what the setting accepts. */
@@ -354,16 +356,14 @@ function mailTransport(env: Env, baseUrl: string): MailTransportSetting {
     return isLoopbackBaseUrl(baseUrl) ? { kind: 'files', directory: MAIL_FILES_DIRECTORY } : { kind: 'off' };
   }
   const accepts = 'smtp://[user:pass@]host[:port] or smtps://[user:pass@]host[:port]';
-  // The URL may hold a password: an error shows only its scheme and host.
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    return invalid('SMTP_URL', '…', accepts);
+    return invalid('SMTP_URL', raw, accepts);
   }
-  const shown = `${url.protocol}//${url.host}`;
   if ((url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '' || (url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) {
-    invalid('SMTP_URL', shown, accepts);
+    invalid('SMTP_URL', raw, accepts);
   }
   return { kind: 'smtp', url: raw };
 }

@@ -108,7 +108,7 @@ test('HOST is an IP address or a host name: a value that is neither (a typo, a m
   }
 });
 
-test('a refused setting that holds a URL (REDIS_URL, DATABASE_URL, BASE_URL, the OTLP endpoints, any other) is named without its password, even one not percent-encoded, in its query, or in a URL the parsers refuse', () => {
+test('a refused setting that holds a URL (REDIS_URL, DATABASE_URL, BASE_URL, SMTP_URL, the OTLP endpoints, any other) is named without its password, even one not percent-encoded, in its query, or in a URL the parsers refuse or mistyped', () => {
   const cases: Array<Record<string, string>> = [
     { REDIS_URL: 'redis://:pa/ss@w0rd#x@127.0.0.1:6379' },
     { REDIS_URL: 'redis://svc:pa@ssw0rd@127.0.0.1:6379/db2' },
@@ -129,6 +129,17 @@ test('a refused setting that holds a URL (REDIS_URL, DATABASE_URL, BASE_URL, the
     // A URL pasted into the wrong setting.
     { WORKERS: 'postgres://svc:pa@ssw0rd@db.internal/svc' },
     { CLIENT_METADATA_HOSTS: 'redis://:pa/ssw0rd@127.0.0.1:6379' },
+    // Mistyped (attack138): in quotes as an env file keeps them, a colon or the scheme missing, a
+    // stray character before it, the user and password percent-encoded, a `#` in the password.
+    { DATABASE_URL: '"postgres://svc:pa@ssw0rd@db.internal:5432/svc"' },
+    { REDIS_URL: 'redis//:pa/ssw0rd@127.0.0.1:6379' },
+    { DATABASE_URL: '//svc:pa@ssw0rd@db.internal/svc' },
+    { DATABASE_URL: 'svc:pa@ssw0rd@db.internal/svc' },
+    { BASE_URL: '=http://svc:pa@ssw0rd@db.internal/' },
+    { REDIS_URL: '\u200bredis://svc:pa@ssw0rd@127.0.0.1:6379' },
+    { REDIS_URL: 'svc%3Apa%2Fssw0rd%40127.0.0.1:6379' },
+    { SMTP_URL: 'smtp://svc:pa#ssw0rd@db.internal:587' },
+    { SMTP_URL: 'smtp://svc:pa/ssw0rd@db.internal:587' },
   ];
   for (const env of cases) {
     assert.throws(() => { loadSettings(env); otlpTraces(env); }, (e: unknown) => e instanceof SettingsError && /^invalid setting [A-Z_]+=/.test(e.message) && !/pa[/@]ss|w0rd/.test(e.message) && /db\.internal|127\.0\.0\.1/.test(e.message), JSON.stringify(env));
