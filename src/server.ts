@@ -287,14 +287,14 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<
   let stopping = false;
   let exitCode = 0;
   let serving = false;
-  /** Each worker's slot: how many of its workers in a row died before they served `STEADY_MS`. */
-  const slots = new Map<Worker, { quickDeaths: number }>();
+  /** Each worker's slot: its workers' deaths since the last that served `STEADY_MS`, that one's counted. */
+  const slots = new Map<Worker, { deaths: number }>();
   const listenedAt = new Map<Worker, number>();
   const pendingForks = new Set<NodeJS.Timeout>();
-  const fork = (slot = { quickDeaths: 0 }) => { slots.set(cluster.fork(), slot); };
-  const replace = (worker: Worker, ending: number | string, slot: { quickDeaths: number }, listened: number | undefined) => {
-    slot.quickDeaths = listened !== undefined && Date.now() - listened >= STEADY_MS ? 0 : slot.quickDeaths + 1;
-    const wait = slot.quickDeaths <= 1 ? 0 : Math.min(REPLACEMENT_WAIT_MAX_S, 2 ** (slot.quickDeaths - 1));
+  const fork = (slot = { deaths: 0 }) => { slots.set(cluster.fork(), slot); };
+  const replace = (worker: Worker, ending: number | string, slot: { deaths: number }, listened: number | undefined) => {
+    slot.deaths = listened !== undefined && Date.now() - listened >= STEADY_MS ? 1 : slot.deaths + 1;
+    const wait = slot.deaths === 1 ? 0 : Math.min(REPLACEMENT_WAIT_MAX_S, 2 ** (slot.deaths - 1));
     const exited = `worker ${worker.process.pid} exited (${ending})${listened === undefined ? ' before it listened' : ''}; starting another`;
     if (wait === 0) {
       process.stderr.write(`${exited}\n`);
@@ -329,6 +329,8 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<
         return;
       }
       if (!stopping) {
+        // Its own line says why, when it could write one: a signal (the OOM killer's) leaves none.
+        process.stderr.write(`worker ${worker.process.pid} exited (${code ?? signal}) before every worker listened; stopping the others\n`);
         exitCode = 1;
         stop();
       }
@@ -341,6 +343,8 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<
       // Every worker died and the next waits its turn: no exit will come to end the primary.
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
       setTimeout(() => {
+        // Killed, not left behind: a worker stuck (a busy loop, stopped) would outlive the primary.
+        for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
         process.stderr.write('workers still running 10 s after the signal were cut off; exiting with code 1\n');
         process.exit(1);
       }, SHUTDOWN_GRACE_MS).unref();

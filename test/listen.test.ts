@@ -5,6 +5,7 @@
  * in test/config/settings.test.ts).
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { type Server, connect, createServer } from 'node:net';
 import { test } from 'node:test';
 import { temporarySqlitePath } from './support/databases.js';
@@ -57,6 +58,7 @@ test('WORKERS=2 on a port that is taken fails the start once (exit 1), instead o
     assert.equal(exited, 1, server.output());
     assert.doesNotMatch(server.output(), /starting another/);
     assert.match(server.output(), new RegExp(`^failed to start: cannot listen on HOST=127\\.0\\.0\\.1 PORT=${taken.port}: another process listens on that port \\(EADDRINUSE\\)\\n`));
+    assert.match(server.output(), /\nworker \d+ exited \(1\) before every worker listened; stopping the others\n/);
   } finally {
     taken.server.close();
   }
@@ -133,7 +135,7 @@ async function killWorker(server: ReturnType<typeof start>, worker: number, then
   await server.waitFor(new RegExp(`worker ${worker} exited \\(SIGKILL\\)( before it listened)?; ${then}`), 30_000);
 }
 
-test('WORKERS=2: a worker that dies soon after it listened is replaced at once, its replacement dying as soon after waits 2 s then 4 s, and one that served 10 s is replaced at once again', { timeout: 120_000 }, async () => {
+test('WORKERS=2: a worker that dies soon after it listened is replaced at once, its replacement dying as soon after waits 2 s then 4 s, and one that served 10 s is replaced at once again, its replacement dying soon waiting 2 s', { timeout: 120_000 }, async () => {
   const port = await freePort();
   const server = start({ PORT: String(port), WORKERS: '2', LOG_LEVEL: 'info' });
   try {
@@ -147,6 +149,7 @@ test('WORKERS=2: a worker that dies soon after it listened is replaced at once, 
     // Served 10 s: a chance death, not a crash that lasts.
     await new Promise((resolve) => setTimeout(resolve, 10_500));
     await killWorker(server, worker, 'starting another\n');
+    await killWorker(server, await nextWorker(server, known), 'starting another in 2 s\n');
     await nextWorker(server, known);
     assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200);
   } finally {
@@ -175,4 +178,26 @@ test('WORKERS=2: a stop while a replacement waits its turn forks none, even whil
   socket.destroy();
   await server.exited;
   assert.deepEqual(forkedAfter, [], server.output());
+});
+
+test('WORKERS=2: a worker still running 10 s after the signal is killed, not left behind, and the primary exits 1 saying so', { timeout: 60_000 }, async () => {
+  const port = await freePort();
+  const server = start({ PORT: String(port), WORKERS: '2' });
+  await server.waitFor(/Listening on /, 60_000);
+  const [stuck, other] = descendants(server.child.pid!);
+  // Stopped: it cannot answer the signal, as a worker in a busy loop would not.
+  process.kill(stuck!, 'SIGSTOP');
+  try {
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 1);
+    assert.match(server.output(), /workers still running 10 s after the signal were cut off; exiting with code 1\n/);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Gone, or dead and waiting for init to reap it (a zombie, state Z): no longer running.
+    const alive = (pid: number) => { try { return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); } catch { return false; } };
+    assert.equal(alive(stuck!), false, 'the stuck worker is gone');
+    assert.equal(alive(other!), false);
+  } finally {
+    // Left behind, it would hold the test's pipes open.
+    for (const pid of [stuck!, other!]) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+  }
 });
