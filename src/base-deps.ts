@@ -10,6 +10,7 @@ import type { Stores } from './core/stores.js';
 import { checkStoredSecretsOpen, withSealedServerSecrets } from './core/credentials/secrets-at-rest.js';
 import { SharedKeys } from './core/credentials/shared-keys.js';
 import { TokenMarks } from './core/credentials/token-marks.js';
+import { checkKeysSealedAlike } from './core/oidc/keys.js';
 import { type Clock, systemClock } from './core/time.js';
 import { pinoAuditSink } from './observability/audit.js';
 import { type DatabaseHandle, openDatabase } from './storage/database.js';
@@ -75,14 +76,18 @@ export async function inStartTurn<T>(deps: Pick<BaseDeps, 'database'>, work: () 
 
 /**
  * Reads the shared HMAC keys for a command that uses one (`svc token create`'s token mark), as a
- * start does: in the start turn, after the start's check that KEYS_SECRET opens what is stored.
- * On a database no server has started on yet, the command makes them. Outside the turn, a command
- * under another KEYS_SECRET could make one between a starting server's check and its own read of
- * the keys, and the database would hold secrets under two (attack136 F1).
+ * start does: in the start turn, after the start's check that KEYS_SECRET opens what is stored,
+ * and `keys rotate`'s that the servers run with it (`checkKeysSealedAlike`: a key made sealed among
+ * plain ones would refuse the servers' next start, attack138 F7). On a database no server has
+ * started on yet, the command makes them. Outside the turn, a command under another KEYS_SECRET
+ * could make one between a starting server's check and its own read of the keys, and the
+ * database would hold secrets under two (attack136 F1).
  */
 export async function readSharedKeysInStartTurn(deps: Pick<BaseDeps, 'database' | 'stores' | 'settings' | 'sharedKeys'>): Promise<void> {
+  const { keysSecret } = deps.settings;
   await inStartTurn(deps, async () => {
-    await checkStoredSecretsOpen(deps.stores, deps.settings.keysSecret);
+    await checkStoredSecretsOpen(deps.stores, keysSecret);
+    await checkKeysSealedAlike(deps.stores, keysSecret);
     await deps.sharedKeys.readAll();
   });
 }

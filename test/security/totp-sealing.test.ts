@@ -508,6 +508,31 @@ forEachDatabase('svc token create under another KEYS_SECRET while the first serv
   });
 });
 
+forEachDatabase('svc token create with KEYS_SECRET on a database its servers keep plain', (database) => {
+  test('is refused, naming what to do, and seals nothing: a shared key made sealed among plain ones would refuse the servers\' next start (attack138 F7)', async () => {
+    const plain = depsUnder(database, undefined);
+    const username = unique('tokened');
+    try {
+      await prepareStart(plain);
+      await plain.stores.users.create({ username, passwordHash: 'not a hash', bio: '', member: true, level: 1, xp: 0 }, plain.clock.now());
+      // One shared key missing, as after an operator deleted it for the next start to make anew.
+      await plain.database.db.deleteFrom('server_secrets').where('name', '=', 'token-mark-hmac').execute();
+    } finally {
+      await plain.close();
+    }
+    const sealing = depsUnder(database, KEYS_SECRET);
+    try {
+      await assert.rejects(tokenCreateCommand.run(sealing, { username, name: 'backup script', scopes: 'profile:read' }, noTerminal),
+        (error: Error) => error.name === 'KeysSecretError' && /not encrypted, so the servers run without KEYS_SECRET/.test(error.message));
+      for (const column of Object.keys(SEALED_COLUMNS) as SealedColumn[]) {
+        for (const { row, stored } of await everyValue(sealing.stores, column)) assert.ok(!stored.startsWith(SEALED_PREFIX), `${column} ${row} left plain`);
+      }
+    } finally {
+      await sealing.close();
+    }
+  });
+});
+
 forEachDatabase('a start without KEYS_SECRET whose turn comes before one with it, on a new database', (database) => {
   test('is refused before it listens, and what it made is sealed by the other: the shared HMAC keys are not made after the other\'s turn, in plaintext (attack135)', async () => {
     const [without, withSecret] = [depsUnder(database, undefined), depsUnder(database, KEYS_SECRET)];
