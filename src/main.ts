@@ -5,6 +5,7 @@
  * afterwards. Without one, no OpenTelemetry module is loaded at all (src/observability/tracing.ts).
  */
 import { type OtlpTraces, SettingsError, otlpTraces } from './config/settings.js';
+import cluster from 'node:cluster';
 import { setFlagsFromString } from 'node:v8';
 import { holdTickObjectShape } from './tick-shape.js';
 import { terminalLine } from './core/text.js';
@@ -27,5 +28,6 @@ function tracesSetting(): OtlpTraces | undefined {
 
 const traces = tracesSetting();
 const tracing = traces && await (await import('./observability/tracing.js')).startTracing(traces.protocol);
+if (cluster.isWorker) (await import('./observability/worker-metrics.js')).answerPrimaryMetrics();
 const { runServer } = await import('./server.js');
 await runServer({ beforeExit: async () => { await tracing?.shutdown(); } });

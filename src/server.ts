@@ -216,6 +216,9 @@ export interface ProcessHooks {
  */
 async function serve(settings: Settings, hooks: ProcessHooks, redisCheck: RedisSettingsCheck): Promise<{ deps: Deps; stopped: AbortSignal }> {
   const deps = createDeps(settings);
+  // Under WORKERS=N the primary serves every worker's metrics merged; a worker answers it with its
+  // registry from here on (it answers from its first moment, src/main.ts, with no series until now).
+  if (cluster.isWorker) AggregatorRegistry.setRegistries([deps.metrics.registry]);
   const demo = settings.demo ? await liveDemoCredentials(settings, deps.stores) : undefined;
   // The demo app's addresses are this start's: its client is moved there once the server listens (`demoShown`).
   const at = demoAppAddresses(settings.baseUrl);
@@ -237,12 +240,6 @@ async function serve(settings: Settings, hooks: ProcessHooks, redisCheck: RedisS
   void redisCheck.checked.then(() => {
     if (!stopped.signal.aborted) stopJanitor = scheduleJanitor(deps, app.log);
   });
-  // Under WORKERS=N the primary serves every worker's metrics merged; a worker only answers it
-  // (prom-client starts answering when an AggregatorRegistry is made in the worker).
-  if (cluster.isWorker) {
-    AggregatorRegistry.setRegistries([deps.metrics.registry]);
-    new AggregatorRegistry();
-  }
   const metrics = cluster.isWorker ? undefined : await serveMetrics(settings, deps.metrics.registry);
 
   const stop = async (signal: string) => {

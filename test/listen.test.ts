@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { type Server, connect, createServer } from 'node:net';
 import { test } from 'node:test';
-import { temporarySqlitePath } from './support/databases.js';
+import { onPostgres, outsideConnection, temporarySqlitePath } from './support/databases.js';
 import { freePort } from './support/instances.js';
 import { compiled, descendants, run, SERVICE_ENTRY } from './support/processes.js';
 import { createBaseDeps } from '../src/base-deps.js';
@@ -200,4 +200,34 @@ test('WORKERS=2: a worker still running 10 s after the signal is killed, not lef
     // Left behind, it would hold the test's pipes open.
     for (const pid of [stuck!, other!]) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
   }
+});
+
+onPostgres('WORKERS=2 with METRICS_PORT, a replacement worker held before it listens', (database) => {
+  const outside = outsideConnection(database);
+  test('/metrics answers at once, not after prom-client\'s 5 s for a worker that does not answer, and with 200 (attack138 F3)', { timeout: 60_000 }, async () => {
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    const server = start({ DATABASE_URL: database.url, PORT: String(port), METRICS_PORT: String(metricsPort), WORKERS: '2' });
+    try {
+      await server.waitFor(/Listening on /, 60_000);
+      const holder = outside();
+      // The shared keys a worker reads before it listens: its replacement waits on them.
+      await holder.query('begin');
+      await holder.query('lock table server_secrets in access exclusive mode');
+      try {
+        await killWorker(server, descendants(server.child.pid!)[0]!, 'starting another\n');
+        const waiting = async () => (await holder.query<{ n: number }>(`select count(*)::int as n from pg_locks where not granted and relation = 'server_secrets'::regclass`)).rows[0]!.n;
+        while (await waiting() === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+        const asked = Date.now();
+        const scrape = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+        const took = Date.now() - asked;
+        assert.equal(scrape.status, 200, await scrape.text());
+        assert.ok(took < 4_000, `answered in ${took} ms`);
+      } finally {
+        await holder.query('rollback');
+      }
+    } finally {
+      server.child.kill('SIGTERM');
+    }
+    assert.equal(await server.exited, 0);
+  });
 });
