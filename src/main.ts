@@ -15,6 +15,8 @@ import { terminalLine } from './core/text.js';
 // server runs as one bundle. Set before any request is served; V8 reads it at each collection.
 setFlagsFromString('--heap-growing-percent=20');
 holdTickObjectShape();
+// First of all, before tracing starts (prom-client loads nothing it watches).
+if (cluster.isWorker) (await import('./observability/worker-metrics.js')).answerPrimaryMetrics();
 
 function tracesSetting(): OtlpTraces | undefined {
   try {
@@ -28,6 +30,5 @@ function tracesSetting(): OtlpTraces | undefined {
 
 const traces = tracesSetting();
 const tracing = traces && await (await import('./observability/tracing.js')).startTracing(traces.protocol);
-if (cluster.isWorker) (await import('./observability/worker-metrics.js')).answerPrimaryMetrics();
 const { runServer } = await import('./server.js');
 await runServer({ beforeExit: async () => { await tracing?.shutdown(); } });

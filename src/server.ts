@@ -288,7 +288,13 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<
   const slots = new Map<Worker, { deaths: number }>();
   const listenedAt = new Map<Worker, number>();
   const pendingForks = new Set<NodeJS.Timeout>();
-  const fork = (slot = { deaths: 0 }) => { slots.set(cluster.fork(), slot); };
+  const fork = (slot = { deaths: 0 }) => {
+    const worker = cluster.fork();
+    // A message to a worker that just died (prom-client's ask for /metrics) fails with EPIPE: that
+    // scrape's loss, and its exit is handled below; unheard, the error would end the primary.
+    worker.on('error', (error) => { process.stderr.write(terminalLine(`worker ${worker.process.pid}: ${error.message}`)); });
+    slots.set(worker, slot);
+  };
   const replace = (worker: Worker, ending: number | string, slot: { deaths: number }, listened: number | undefined) => {
     slot.deaths = listened !== undefined && Date.now() - listened >= STEADY_MS ? 1 : slot.deaths + 1;
     const wait = slot.deaths === 1 ? 0 : Math.min(REPLACEMENT_WAIT_MAX_S, 2 ** (slot.deaths - 1));

@@ -136,20 +136,27 @@ type Env = Record<string, string | undefined>;
 /** What starts a URL: its scheme and slashes, after anything a parser would refuse (a quote, a blank). */
 const URL_START = /^[^a-z/]*[a-z][a-z\d+.-]*:\/+/i;
 
+/** An `@` as a URL parser or a reader may take one: percent-encoded, or a look-alike (＠ U+FF20, ﹫ U+FE6B). */
+const AT = /@|%40|\uff20|\ufe6b/gi;
+
+/** A `:` as a URL parser or a reader may take one: percent-encoded, or a look-alike (： U+FF1A, ﹕ U+FE55). */
+const COLON = /:|%3a|\uff1a|\ufe55/i;
+
 /**
  * A setting's value as its refusal shows it, quoted: the one line a bad setting prints goes to the
  * journal, and must never hold a password, whichever setting it names and however mistyped. A value
- * with a `:` before its last `@` (or `%3A` before `%40`) is shown with everything between its
- * scheme and slashes, if it has them, and that `@` replaced: the user and password, even a password with `/`,
- * `#` or `@` not percent-encoded, in a URL the parsers refuse (`postgres:user:pw@`, `redis//:pw@`,
- * `user:pw@host`, one in quotes). A URL's query is cut too, where ioredis (`?password=`,
- * `?sentinelPassword=`) and node-postgres (`?password=`) take one.
+ * with a `:` before its last `@` (either percent-encoded or a look-alike) is shown with everything
+ * between its scheme and slashes, if it has them, and that `@` replaced: the user and password,
+ * even a password with `/`, `#` or `@` not percent-encoded, in a URL the parsers refuse
+ * (`postgres:user:pw@`, `redis//:pw@`, `user:pw@host`, one in quotes). Whatever follows a `?` or a
+ * `#` is cut too: ioredis (`?password=`, `?sentinelPassword=`) and node-postgres (`?password=`)
+ * take a password from the query.
  */
 function shownSetting(value: string): string {
   const start = URL_START.exec(value)?.[0] ?? '';
-  const at = Math.max(value.lastIndexOf('@'), value.toLowerCase().lastIndexOf('%40'));
-  const hidden = at > start.length && /:|%3a/i.test(value.slice(0, at)) ? `${start}…${value.slice(at)}` : value;
-  return quoted(start === '' && hidden === value ? value : hidden.replace(/\?[^]*$/, '?…'));
+  const at = Math.max(-1, ...[...value.matchAll(AT)].map((match) => match.index));
+  const hidden = at > start.length && COLON.test(value.slice(0, at)) ? `${start}…${value.slice(at)}` : value;
+  return quoted(hidden.replace(/([?#])[^]*$/, '$1…'));
 }
 
 /** One setting's parser: returns the value or throws with what the setting accepts. */

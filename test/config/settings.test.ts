@@ -140,6 +140,13 @@ test('a refused setting that holds a URL (REDIS_URL, DATABASE_URL, BASE_URL, SMT
     { REDIS_URL: 'svc%3Apa%2Fssw0rd%40127.0.0.1:6379' },
     { SMTP_URL: 'smtp://svc:pa#ssw0rd@db.internal:587' },
     { SMTP_URL: 'smtp://svc:pa/ssw0rd@db.internal:587' },
+    // An `@` or `:` that only looks like one, and a query where no scheme comes first (attack139).
+    { REDIS_URL: 'redis://:pa/ssw0rd\uff20127.0.0.1:6379' },
+    { BASE_URL: 'https://svc:pa/ssw0rd\ufe6bdb.internal/' },
+    { DATABASE_URL: 'svc\uff1apa/ssw0rd@db.internal/svc' },
+    { REDIS_URL: '127.0.0.1:6379?password=pa/ssw0rd' },
+    { SMTP_URL: 'db.internal:587?password=pa/ssw0rd' },
+    { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'db.internal:4317#api-key=pa/ssw0rd' },
   ];
   for (const env of cases) {
     assert.throws(() => { loadSettings(env); otlpTraces(env); }, (e: unknown) => e instanceof SettingsError && /^invalid setting [A-Z_]+=/.test(e.message) && !/pa[/@]ss|w0rd/.test(e.message) && /db\.internal|127\.0\.0\.1/.test(e.message), JSON.stringify(env));
