@@ -154,7 +154,9 @@ const COLON = /:|%3a|\uff1a|\ufe55/i;
  */
 function shownSetting(value: string): string {
   const start = URL_START.exec(value)?.[0] ?? '';
-  const at = Math.max(-1, ...[...value.matchAll(AT)].map((match) => match.index));
+  // The last match, by a loop: spread into Math.max, 128 KiB of `@` (one env value's limit) overflowed the stack.
+  let at = -1;
+  for (const match of value.matchAll(AT)) at = match.index;
   const hidden = at > start.length && COLON.test(value.slice(0, at)) ? `${start}…${value.slice(at)}` : value;
   return quoted(hidden.replace(/([?#])[^]*$/, '$1…'));
 }

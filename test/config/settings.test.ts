@@ -171,6 +171,9 @@ test('a refused setting\'s value longer than 200 characters is quoted up to ther
     && e.message.startsWith(`invalid setting WORKERS="${'🙂'.repeat(200)}"… (201 characters): `));
   assert.throws(() => loadSettings({ WORKERS: '🙂'.repeat(200) }), (e: unknown) => e instanceof SettingsError
     && e.message.startsWith(`invalid setting WORKERS="${'🙂'.repeat(200)}": `));
+  // As long as Linux lets one value be (128 KiB), of the characters the password hiding looks for.
+  assert.throws(() => loadSettings({ WORKERS: `:${'@'.repeat(131_000)}` }), (e: unknown) => e instanceof SettingsError
+    && e.message.startsWith('invalid setting WORKERS="…@"'));
 });
 
 test('REDIS_URL\'s path is a database number, or nothing', () => {
