@@ -5,7 +5,6 @@
  * afterwards. Without one, no OpenTelemetry module is loaded at all (src/observability/tracing.ts).
  */
 import { type OtlpTraces, SettingsError, otlpTraces } from './config/settings.js';
-import cluster from 'node:cluster';
 import { setFlagsFromString } from 'node:v8';
 import { holdTickObjectShape } from './tick-shape.js';
 import { terminalLine } from './core/text.js';
@@ -15,8 +14,6 @@ import { terminalLine } from './core/text.js';
 // server runs as one bundle. Set before any request is served; V8 reads it at each collection.
 setFlagsFromString('--heap-growing-percent=20');
 holdTickObjectShape();
-// First of all, before tracing starts (prom-client loads nothing it watches).
-if (cluster.isWorker) (await import('./observability/worker-metrics.js')).answerPrimaryMetrics();
 
 function tracesSetting(): OtlpTraces | undefined {
   try {

@@ -5,7 +5,6 @@
  * With WORKERS=N the primary prepares the database once, then N worker processes share the port.
  */
 import cluster, { type Worker } from 'node:cluster';
-import { AggregatorRegistry } from 'prom-client';
 import { buildApp } from './app.js';
 import { type Settings, SettingsError, isLoopbackBaseUrl, loadSettings } from './config/settings.js';
 import type { UserStatus } from './core/accounts/ports.js';
@@ -15,6 +14,7 @@ import { type DemoCredentials, demoAccount, demoAppAddresses, demoAppMoves, demo
 import { type BaseDeps, createBaseDeps, inStartTurn } from './base-deps.js';
 import { type Deps, REDIS_USES, createDeps, prepareStart } from './deps.js';
 import { type MetricsSource, buildMetricsApp } from './http/metrics-app.js';
+import { answerPrimary, workersMetrics } from './observability/cluster-metrics.js';
 import { scheduleJanitor } from './janitor.js';
 import { type RedisCheck, checkRedisDatabase } from './redis/connect.js';
 import { tablesSchema } from './storage/migrate.js';
@@ -216,9 +216,8 @@ export interface ProcessHooks {
  */
 async function serve(settings: Settings, hooks: ProcessHooks, redisCheck: RedisSettingsCheck): Promise<{ deps: Deps; stopped: AbortSignal }> {
   const deps = createDeps(settings);
-  // Under WORKERS=N the primary serves every worker's metrics merged; a worker answers it with its
-  // registry from here on (it answers from its first moment, src/main.ts, with no series until now).
-  if (cluster.isWorker) AggregatorRegistry.setRegistries([deps.metrics.registry]);
+  // Under WORKERS=N the primary serves every worker's metrics merged, asking each from here on.
+  if (cluster.isWorker) answerPrimary(deps.metrics.registry);
   const demo = settings.demo ? await liveDemoCredentials(settings, deps.stores) : undefined;
   // The demo app's addresses are this start's: its client is moved there once the server listens (`demoShown`).
   const at = demoAppAddresses(settings.baseUrl);
@@ -476,9 +475,9 @@ async function start(hooks: ProcessHooks): Promise<void> {
   const { created, accounts, schema } = await prepare(settings).finally(preparedNow);
   let demo: DemoShown | undefined;
   if (settings.workers > 1) {
+    const workers = workersMetrics();
     await supervise(settings, redisCheck);
-    const workers = new AggregatorRegistry();
-    await serveMetrics(settings, { contentType: workers.contentType, metrics: () => workers.clusterMetrics() });
+    await serveMetrics(settings, workers);
     const deps = createBaseDeps(settings);
     try {
       demo = await demoShown(settings, deps, created, redisCheck.checked);
