@@ -279,25 +279,25 @@ async function serveMetrics(settings: Settings, source: MetricsSource): Promise<
  * crash that lasts), the next waits 2 s, then 4 s, doubling to 60 s, while the others serve: each
  * try loads the whole service. A worker of the slot that serves `STEADY_MS` ends the waits.
  */
-function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<void> {
-  let stopping = false;
+function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<AbortSignal> {
+  const stopped = new AbortController();
   let exitCode = 0;
   let serving = false;
-  /** Each worker's slot: its workers' deaths since the last that served `STEADY_MS`, that one's counted. */
-  const slots = new Map<Worker, { deaths: number }>();
-  const listenedAt = new Map<Worker, number>();
+  /** Each worker's slot (its workers' deaths since the last that served `STEADY_MS`, that one's counted), and when it listened. */
+  const workers = new Map<Worker, { slot: { deaths: number }; listenedAt?: number }>();
+  const listened = () => [...workers.values()].filter((worker) => worker.listenedAt !== undefined).length;
   const pendingForks = new Set<NodeJS.Timeout>();
   const fork = (slot = { deaths: 0 }) => {
     const worker = cluster.fork();
-    // A message to a worker that just died (prom-client's ask for /metrics) fails with EPIPE: that
-    // scrape's loss, and its exit is handled below; unheard, the error would end the primary.
+    // A message to a worker that just died (the answer to its question about REDIS_URL) fails with
+    // EPIPE: its exit is handled below; unheard, the error would end the primary.
     worker.on('error', (error) => { process.stderr.write(terminalLine(`worker ${worker.process.pid}: ${error.message}`)); });
-    slots.set(worker, slot);
+    workers.set(worker, { slot });
   };
-  const replace = (worker: Worker, ending: number | string, slot: { deaths: number }, listened: number | undefined) => {
-    slot.deaths = listened !== undefined && Date.now() - listened >= STEADY_MS ? 1 : slot.deaths + 1;
+  const replace = (worker: Worker, ending: number | string, slot: { deaths: number }, listenedAt: number | undefined) => {
+    slot.deaths = listenedAt !== undefined && Date.now() - listenedAt >= STEADY_MS ? 1 : slot.deaths + 1;
     const wait = slot.deaths === 1 ? 0 : Math.min(REPLACEMENT_WAIT_MAX_S, 2 ** (slot.deaths - 1));
-    const exited = `worker ${worker.process.pid} exited (${ending})${listened === undefined ? ' before it listened' : ''}; starting another`;
+    const exited = `worker ${worker.process.pid} exited (${ending})${listenedAt === undefined ? ' before it listened' : ''}; starting another`;
     if (wait === 0) {
       process.stderr.write(`${exited}\n`);
       fork(slot);
@@ -306,7 +306,7 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<
     process.stderr.write(`${exited} in ${wait} s\n`);
     const pending = setTimeout(() => {
       pendingForks.delete(pending);
-      if (!stopping) fork(slot);
+      if (!stopped.signal.aborted) fork(slot);
     }, wait * 1000);
     pendingForks.add(pending);
   };
@@ -316,21 +316,21 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<
       if (message === REDIS_CHECK_ASKED) void redisCheck.checked.then(() => worker.isConnected() && worker.send(REDIS_CHECK_DONE));
     });
     cluster.on('listening', (worker) => {
-      if (!listenedAt.has(worker)) listenedAt.set(worker, Date.now());
-      if (serving || listenedAt.size !== settings.workers) return;
+      const known = workers.get(worker);
+      if (known && known.listenedAt === undefined) known.listenedAt = Date.now();
+      if (serving || listened() !== settings.workers) return;
       serving = true;
-      resolve();
+      resolve(stopped.signal);
     });
     cluster.on('exit', (worker, code, signal) => {
-      const [slot, listened] = [slots.get(worker)!, listenedAt.get(worker)];
-      slots.delete(worker);
-      listenedAt.delete(worker);
-      if (!stopping && serving) {
+      const { slot, listenedAt } = workers.get(worker)!;
+      workers.delete(worker);
+      if (!stopped.signal.aborted && serving) {
         // Its exit code, or the signal that ended it (a SIGKILL by the kernel's OOM killer, say).
-        replace(worker, code ?? signal, slot, listened);
+        replace(worker, code ?? signal, slot, listenedAt);
         return;
       }
-      if (!stopping) {
+      if (!stopped.signal.aborted) {
         // Its own line says why, when it could write one: a signal (the OOM killer's) leaves none.
         process.stderr.write(`worker ${worker.process.pid} exited (${code ?? signal}) before every worker listened; stopping the others\n`);
         exitCode = 1;
@@ -339,8 +339,8 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
     });
     const stop = () => {
-      if (stopping) return;
-      stopping = true;
+      if (stopped.signal.aborted) return;
+      stopped.abort();
       for (const pending of pendingForks) clearTimeout(pending);
       // Every worker died and the next waits its turn: no exit will come to end the primary.
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
@@ -476,14 +476,16 @@ async function start(hooks: ProcessHooks): Promise<void> {
   let demo: DemoShown | undefined;
   if (settings.workers > 1) {
     const workers = workersMetrics();
-    await supervise(settings, redisCheck);
+    const stopped = await supervise(settings, redisCheck);
     await serveMetrics(settings, workers);
     const deps = createBaseDeps(settings);
     try {
-      demo = await demoShown(settings, deps, created, redisCheck.checked);
+      demo = await demoShown(settings, deps, created, redisCheck.checked, stopped);
     } finally {
       await deps.close();
     }
+    // A signal meanwhile: the workers are stopping, and no banner invites a visit (attack138 F8).
+    if (stopped.aborted) return;
   } else {
     // The server's own connection: the move needs no other.
     const served = await serve(settings, hooks, redisCheck);

@@ -13,7 +13,7 @@ import { openDatabase } from '../src/storage/database.js';
 import { serviceNodeFlags } from '../scripts/service-node-flags.mjs';
 import { CookieJar, signIn } from './support/browser-flow.js';
 import { HOSTILE_PORT, HOSTILE_PORT_SHOWN, svc } from './support/cli.js';
-import { forEachDatabase, temporarySqlitePath } from './support/databases.js';
+import { forEachDatabase, onPostgres, outsideConnection, temporarySqlitePath, untilWaitedOn } from './support/databases.js';
 import { answers, compiled, descendants, isAlive, run, type Running, SERVICE_ENTRY } from './support/processes.js';
 import { freePort, twoFreePorts } from './support/ports.js';
 
@@ -397,6 +397,41 @@ test('WORKERS=2 serves from two worker processes on one port, their metrics merg
   const started = service.output().match(/"pid":(\d+)[^\n]*Server listening/g) ?? [];
   assert.equal(new Set(started.map((line) => /"pid":(\d+)/.exec(line)![1])).size, 2);
   assert.equal(await stop(service), 0);
+});
+
+onPostgres('WORKERS=2, a signal while the primary moves the kept demo app', (database) => {
+  const outside = outsideConnection(database);
+  test('prints no banner: the workers are stopping, and nothing should invite a visit (attack138 F8)', { timeout: 90_000 }, async () => {
+    compiled();
+    const { loadSettings } = await import('../src/config/settings.js');
+    const { demoCredentialsPath } = await import('../src/demo.js');
+    const file = demoCredentialsPath(loadSettings({ DATABASE_URL: database.url, DEMO: '1' }));
+    const env = { DATABASE_URL: database.url, DEMO: '1', LOG_LEVEL: 'warn' };
+    try {
+      const first = run(process.execPath, [SERVICE_ENTRY], { ...env, PORT: String(await freePort()) });
+      await first.waitFor(/Developer docs:/);
+      assert.equal(await stop(first), 0);
+      // Another port: the primary moves the demo app there once the workers serve, and waits on its client's row.
+      const holder = outside();
+      await holder.query('begin');
+      const { clientId } = (JSON.parse(readFileSync(file, 'utf8')) as { confidentialClient: { clientId: string } }).confidentialClient;
+      await holder.query('select 1 from clients where client_id = $1 for update', [clientId]);
+      const second = run(process.execPath, [SERVICE_ENTRY], { ...env, PORT: String(await freePort()), WORKERS: '2' });
+      try {
+        await untilWaitedOn(holder, 60_000);
+        // A worker that cannot end yet holds the primary past the move (until the grace kills it).
+        process.kill(descendants(second.child.pid!)[0]!, 'SIGSTOP');
+        second.child.kill('SIGTERM');
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      } finally {
+        await holder.query('rollback');
+      }
+      assert.equal(await second.exited, 1, second.output());
+      assert.doesNotMatch(second.output(), /Listening on/);
+    } finally {
+      rmSync(file, { force: true });
+    }
+  });
 });
 
 // What a process manager does: signal the process it started, which is npm. npm hands the start
