@@ -148,9 +148,10 @@ const COLON = /:|%3a|\uff1a|\ufe55/i;
  * with a `:` before its last `@` (either percent-encoded or a look-alike) is shown with everything
  * between its scheme and slashes, if it has them, and that `@` replaced: the user and password,
  * even a password with `/`, `#` or `@` not percent-encoded, in a URL the parsers refuse
- * (`postgres:user:pw@`, `redis//:pw@`, `user:pw@host`, one in quotes). Whatever follows a `?` or a
- * `#` is cut too: ioredis (`?password=`, `?sentinelPassword=`) and node-postgres (`?password=`)
- * take a password from the query.
+ * (`postgres:user:pw@`, `redis//:pw@`, `user:pw@host`, one in quotes). Whatever follows a `?`, a
+ * `#`, a `&` or a `;` is cut too: ioredis (`?password=`, `?sentinelPassword=`) and node-postgres
+ * (`?password=`) take a password from the query, which a mistyped value starts otherwise
+ * (`/0&password=`, `;password=` as a JDBC URL has it).
  */
 function shownSetting(value: string): string {
   const start = URL_START.exec(value)?.[0] ?? '';
@@ -158,7 +159,7 @@ function shownSetting(value: string): string {
   let at = -1;
   for (const match of value.matchAll(AT)) at = match.index;
   const hidden = at > start.length && COLON.test(value.slice(0, at)) ? `${start}…${value.slice(at)}` : value;
-  return quoted(hidden.replace(/([?#])[^]*$/, '$1…'));
+  return quoted(hidden.replace(/([?#&;])[^]*$/, '$1…'));
 }
 
 /** One setting's parser: returns the value or throws with what the setting accepts. */

@@ -147,6 +147,9 @@ test('a refused setting that holds a URL (REDIS_URL, DATABASE_URL, BASE_URL, SMT
     { REDIS_URL: '127.0.0.1:6379?password=pa/ssw0rd' },
     { SMTP_URL: 'db.internal:587?password=pa/ssw0rd' },
     { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'db.internal:4317#api-key=pa/ssw0rd' },
+    // A query begun without its `?`.
+    { REDIS_URL: 'redis://127.0.0.1:6379/0&password=pa/ssw0rd' },
+    { DATABASE_URL: 'postgress://db.internal/svc;password=pa/ssw0rd' },
   ];
   for (const env of cases) {
     assert.throws(() => { loadSettings(env); otlpTraces(env); }, (e: unknown) => e instanceof SettingsError && /^invalid setting [A-Z_]+=/.test(e.message) && !/pa[/@]ss|w0rd/.test(e.message) && /db\.internal|127\.0\.0\.1/.test(e.message), JSON.stringify(env));
