@@ -486,17 +486,23 @@ forEachDatabase('keys rotate under another KEYS_SECRET while a server starts on 
   });
 });
 
+/** A member made as `svc user create` makes one, without KEYS_SECRET, on `database` readied by `ready`; its username. */
+async function memberMade(database: TestDatabase, ready: (deps: BaseDeps) => Promise<unknown>): Promise<string> {
+  const deps = depsUnder(database, undefined);
+  const username = unique('tokened');
+  try {
+    await ready(deps);
+    await deps.stores.users.create({ username, passwordHash: 'not a hash', bio: '', member: true, level: 1, xp: 0 }, deps.clock.now());
+  } finally {
+    await deps.close();
+  }
+  return username;
+}
+
 forEachDatabase('svc token create under another KEYS_SECRET while the first server starts on a database', (database) => {
   test('of the command and the start, the one whose turn comes second is refused: the token mark is not made under another secret between the start\'s check and its read of the keys (attack136 F1)', async () => {
-    // The member, made as `svc user create` makes one before any server started: no secret yet.
-    const before = depsUnder(database, undefined);
-    const username = unique('tokened');
-    try {
-      await prepareDatabase(before);
-      await before.stores.users.create({ username, passwordHash: 'not a hash', bio: '', member: true, level: 1, xp: 0 }, before.clock.now());
-    } finally {
-      await before.close();
-    }
+    // Made before any server started: no secret yet.
+    const username = await memberMade(database, prepareDatabase);
     // Its migration turn ended before the start's began (src/cli/main.ts).
     const tokenCreate = (deps: BaseDeps) => tokenCreateCommand.run(deps, { username, name: 'backup script', scopes: 'profile:read' }, noTerminal);
     const { outcomes, stores, close } = await atOnce(database, tokenCreate, serverStart);
@@ -510,16 +516,11 @@ forEachDatabase('svc token create under another KEYS_SECRET while the first serv
 
 forEachDatabase('svc token create with KEYS_SECRET on a database its servers keep plain', (database) => {
   test('is refused, naming what to do, and seals nothing: a shared key made sealed among plain ones would refuse the servers\' next start (attack138 F7)', async () => {
-    const plain = depsUnder(database, undefined);
-    const username = unique('tokened');
-    try {
+    const username = await memberMade(database, async (plain) => {
       await prepareStart(plain);
-      await plain.stores.users.create({ username, passwordHash: 'not a hash', bio: '', member: true, level: 1, xp: 0 }, plain.clock.now());
       // One shared key missing, as after an operator deleted it for the next start to make anew.
       await plain.database.db.deleteFrom('server_secrets').where('name', '=', 'token-mark-hmac').execute();
-    } finally {
-      await plain.close();
-    }
+    });
     const sealing = depsUnder(database, KEYS_SECRET);
     try {
       await assert.rejects(tokenCreateCommand.run(sealing, { username, name: 'backup script', scopes: 'profile:read' }, noTerminal),
