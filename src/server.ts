@@ -336,21 +336,23 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<
         exitCode = 1;
         stop();
       }
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
+      // Its own count, not cluster.workers: Node lists a worker until its channel closes too, which
+      // may come after its exit, and no later event would end the primary (attack140 F2: exit 1 at the grace).
+      if (workers.size === 0) process.exit(exitCode);
     });
     const stop = () => {
       if (stopped.signal.aborted) return;
       stopped.abort();
       for (const pending of pendingForks) clearTimeout(pending);
       // Every worker died and the next waits its turn: no exit will come to end the primary.
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
+      if (workers.size === 0) process.exit(exitCode);
       setTimeout(() => {
         // Killed, not left behind: a worker stuck (a busy loop, stopped) would outlive the primary.
-        for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
+        for (const worker of workers.keys()) worker.process.kill('SIGKILL');
         process.stderr.write('workers still running 10 s after the signal were cut off; exiting with code 1\n');
         process.exit(1);
       }, SHUTDOWN_GRACE_MS).unref();
-      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+      for (const worker of workers.keys()) worker.process.kill('SIGTERM');
     };
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);

@@ -12,12 +12,18 @@ export interface MetricsSource {
 
 export function buildMetricsApp(source: MetricsSource): FastifyInstance {
   const app = Fastify({ logger: false });
-  app.get('/metrics', async (_request, reply) =>
-    reply.type(source.contentType).header('cache-control', 'no-store').send(await source.metrics()));
-  // Metrics that could not be read this time (a worker that did not answer): a scrape to try
-  // again, which Prometheus records as the target down for that scrape, not a fault of the server.
-  app.setErrorHandler((error, _request, reply) =>
-    reply.code(503).type('text/plain; charset=utf-8').header('cache-control', 'no-store').header('retry-after', '1')
-      .send(`metrics unavailable: ${error instanceof Error ? error.message : String(error)}\n`));
+  app.get('/metrics', async (_request, reply) => {
+    reply.header('cache-control', 'no-store');
+    let text: string;
+    try {
+      text = await source.metrics();
+    } catch (error) {
+      // Metrics that could not be read this time (a worker that did not answer): a scrape to try
+      // again, which Prometheus records as the target down for that scrape, not a server fault.
+      return reply.code(503).type('text/plain; charset=utf-8').header('retry-after', '1')
+        .send(`metrics unavailable: ${error instanceof Error ? error.message : String(error)}\n`);
+    }
+    return reply.type(source.contentType).send(text);
+  });
   return app;
 }

@@ -74,29 +74,42 @@ export function workersMetrics(): { contentType: string; metrics(): Promise<stri
     if (scrape.waiting.size === 0) scrape.settle();
   });
   cluster.on('exit', without);
+  const ask = () => new Promise<string>((resolve, reject) => {
+    const id = ++lastId;
+    const asked = [...answering].filter((worker) => worker.isConnected());
+    const scrape: Scrape = {
+      waiting: new Set(asked),
+      answers: [],
+      settle: (error) => {
+        if (!scrapes.delete(id)) return;
+        clearTimeout(timeout);
+        if (error) {
+          reject(error);
+          return;
+        }
+        // Settled from a worker's message or exit, or a timer: a throw here would end the primary.
+        try {
+          AggregatorRegistry.aggregate(scrape.answers).metrics().then(resolve, reject);
+        } catch (cause) {
+          reject(new MetricsUnavailable(`the workers' metrics could not be merged: ${cause instanceof Error ? cause.message : String(cause)}`));
+        }
+      },
+    };
+    const timeout = setTimeout(() => {
+      const silent = [...scrape.waiting].map((worker) => worker.process.pid).join(', ');
+      scrape.settle(new MetricsUnavailable(`no answer within ${ANSWER_WAIT_MS / 1000} s from worker ${silent}`));
+    }, ANSWER_WAIT_MS);
+    scrapes.set(id, scrape);
+    // Every worker dead or still starting: an empty 200 would read as every series gone.
+    if (asked.length === 0) scrape.settle(new MetricsUnavailable('no worker serves yet'));
+    // A worker that died a moment ago, its exit not yet seen: the pipe refuses the question.
+    for (const worker of asked) worker.send({ type: ASKED, id } satisfies Question, (error) => { if (error) without(worker); });
+  });
+  // Scrapes at the same moment share one question to each worker: a thousand at once would
+  // otherwise each ask, keep the workers from their requests, and time out (attack140 F5).
+  let asking: Promise<string> | undefined;
   return {
     contentType: AggregatorRegistry.PROMETHEUS_CONTENT_TYPE,
-    metrics: () => new Promise<string>((resolve, reject) => {
-      const id = ++lastId;
-      const asked = [...answering].filter((worker) => worker.isConnected());
-      const scrape: Scrape = {
-        waiting: new Set(asked),
-        answers: [],
-        settle: (error) => {
-          if (!scrapes.delete(id)) return;
-          clearTimeout(timeout);
-          if (error) reject(error);
-          else AggregatorRegistry.aggregate(scrape.answers).metrics().then(resolve, reject);
-        },
-      };
-      const timeout = setTimeout(() => {
-        const silent = [...scrape.waiting].map((worker) => worker.process.pid).join(', ');
-        scrape.settle(new MetricsUnavailable(`no answer within ${ANSWER_WAIT_MS / 1000} s from worker ${silent}`));
-      }, ANSWER_WAIT_MS);
-      scrapes.set(id, scrape);
-      if (asked.length === 0) scrape.settle();
-      // A worker that died a moment ago, its exit not yet seen: the pipe refuses the question.
-      for (const worker of asked) worker.send({ type: ASKED, id } satisfies Question, (error) => { if (error) without(worker); });
-    }),
+    metrics: () => asking ??= ask().finally(() => { asking = undefined; }),
   };
 }
