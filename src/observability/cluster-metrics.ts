@@ -83,8 +83,10 @@ export function workersMetrics(): { contentType: string; metrics(): Promise<stri
       settle: (error) => {
         if (!scrapes.delete(id)) return;
         clearTimeout(timeout);
-        if (error) {
-          reject(error);
+        // Every worker dead or still starting, when asked or since (each asked died before it
+        // answered): an empty 200 would read as every series gone (attack140 F3, attack141 N1).
+        if (error !== undefined || scrape.answers.length === 0) {
+          reject(error ?? new MetricsUnavailable('no worker serves yet'));
           return;
         }
         // Settled from a worker's message or exit, or a timer: a throw here would end the primary.
@@ -100,8 +102,7 @@ export function workersMetrics(): { contentType: string; metrics(): Promise<stri
       scrape.settle(new MetricsUnavailable(`no answer within ${ANSWER_WAIT_MS / 1000} s from worker ${silent}`));
     }, ANSWER_WAIT_MS);
     scrapes.set(id, scrape);
-    // Every worker dead or still starting: an empty 200 would read as every series gone.
-    if (asked.length === 0) scrape.settle(new MetricsUnavailable('no worker serves yet'));
+    if (asked.length === 0) scrape.settle();
     // A worker that died a moment ago, its exit not yet seen: the pipe refuses the question.
     for (const worker of asked) worker.send({ type: ASKED, id } satisfies Question, (error) => { if (error) without(worker); });
   });

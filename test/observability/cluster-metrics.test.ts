@@ -62,6 +62,19 @@ test('no worker serving (all dead, or still starting) is a 503, not an empty 200
   assert.equal(text, 'metrics unavailable: no worker serves yet\n');
 });
 
+test('every worker asked dying before it answers is a 503 too, not an empty 200 (attack141 N1)', async () => {
+  const { scrape, workers } = await withWorkers(['counting']);
+  const [worker] = workers;
+  // Stopped, it holds the question unanswered until it is killed.
+  process.kill(worker!.process.pid!, 'SIGSTOP');
+  const scraped = scrape();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  worker!.kill('SIGKILL');
+  const { status, text } = await scraped;
+  assert.equal(status, 503);
+  assert.equal(text, 'metrics unavailable: no worker serves yet\n');
+});
+
 test('an answer that cannot be merged is a 503 naming why, and the primary goes on (attack140 F1)', async () => {
   const { scrape } = await withWorkers(['counting', 'unmergeable']);
   const { status, text } = await scrape();
