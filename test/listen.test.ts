@@ -202,74 +202,63 @@ test('WORKERS=2: a worker still running 10 s after the signal is killed, not lef
   }
 });
 
-test('WORKERS=2 with METRICS_PORT: scrapes in the moments a worker is killed answer 200 with the other worker\'s series, never waiting for the dead one (attack139 #3)', { timeout: 60_000 }, async () => {
+/**
+ * Runs `body` on a WORKERS=2 server with METRICS_PORT once it listens, stops it, and asserts a
+ * clean exit; `scrape` reads its /metrics.
+ */
+async function onMetricsWorkers(body: (server: ReturnType<typeof start>, scrape: () => Promise<Response>) => Promise<void>): Promise<void> {
   const [port, metricsPort] = [await freePort(), await freePort()];
   const server = start({ PORT: String(port), METRICS_PORT: String(metricsPort), WORKERS: '2' });
   try {
     await server.waitFor(/Listening on /, 60_000);
-    const scrape = async () => {
-      const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
-      return { status: response.status, text: await response.text() };
-    };
-    process.kill(descendants(server.child.pid!)[0]!, 'SIGKILL');
-    // From the kill on, before and after the primary hears of the exit: some reach the dead worker's pipe.
-    const scrapes: Array<Promise<{ status: number; text: string }>> = [];
-    for (let i = 0; i < 15; i++) {
-      scrapes.push(scrape());
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    for (const { status, text } of await Promise.all(scrapes)) {
-      assert.equal(status, 200, text);
-      assert.match(text, /^process_cpu_user_seconds_total \d/m);
-    }
+    await body(server, () => fetch(`http://127.0.0.1:${metricsPort}/metrics`));
   } finally {
     server.child.kill('SIGTERM');
   }
   assert.equal(await server.exited, 0, server.output());
-});
+}
 
-test('WORKERS=2 with METRICS_PORT: a worker that does not answer makes the scrape a 503 naming it, and the next scrape after it goes on a 200', { timeout: 60_000 }, async () => {
-  const [port, metricsPort] = [await freePort(), await freePort()];
-  const server = start({ PORT: String(port), METRICS_PORT: String(metricsPort), WORKERS: '2' });
-  let silent: number | undefined;
+test('WORKERS=2 with METRICS_PORT: scrapes in the moments a worker is killed answer 200 with the other worker\'s series, never waiting for the dead one (attack139 #3)', { timeout: 60_000 }, () => onMetricsWorkers(async (server, scrape) => {
+  process.kill(descendants(server.child.pid!)[0]!, 'SIGKILL');
+  // From the kill on, before and after the primary hears of the exit: some reach the dead worker's pipe.
+  const scrapes: Array<Promise<{ status: number; text: string }>> = [];
+  for (let i = 0; i < 15; i++) {
+    scrapes.push(scrape().then(async (response) => ({ status: response.status, text: await response.text() })));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  for (const { status, text } of await Promise.all(scrapes)) {
+    assert.equal(status, 200, text);
+    assert.match(text, /^process_cpu_user_seconds_total \d/m);
+  }
+}));
+
+test('WORKERS=2 with METRICS_PORT: a worker that does not answer makes the scrape a 503 naming it, and the next scrape after it goes on a 200', { timeout: 60_000 }, () => onMetricsWorkers(async (server, scrape) => {
+  const silent = descendants(server.child.pid!)[0]!;
+  process.kill(silent, 'SIGSTOP');
   try {
-    await server.waitFor(/Listening on /, 60_000);
-    silent = descendants(server.child.pid!)[0]!;
-    process.kill(silent, 'SIGSTOP');
-    const stalled = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    const stalled = await scrape();
     assert.equal(stalled.status, 503);
     assert.equal(stalled.headers.get('retry-after'), '1');
     assert.equal(await stalled.text(), `metrics unavailable: no answer within 5 s from worker ${silent}\n`);
+  } finally {
     process.kill(silent, 'SIGCONT');
-    const after = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
-    assert.equal(after.status, 200, await after.text());
-  } finally {
-    if (silent !== undefined) process.kill(silent, 'SIGCONT');
-    server.child.kill('SIGTERM');
   }
-  assert.equal(await server.exited, 0, server.output());
-});
+  const after = await scrape();
+  assert.equal(after.status, 200, await after.text());
+}));
 
-test('WORKERS=2 with METRICS_PORT: a scrape waiting on a worker that then dies answers 200 with the other worker\'s series, not after the 5 s wait', { timeout: 60_000 }, async () => {
-  const [port, metricsPort] = [await freePort(), await freePort()];
-  const server = start({ PORT: String(port), METRICS_PORT: String(metricsPort), WORKERS: '2' });
-  try {
-    await server.waitFor(/Listening on /, 60_000);
-    const dying = descendants(server.child.pid!)[0]!;
-    // Stopped, it holds the question unanswered; the scrape waits for it until it is killed.
-    process.kill(dying, 'SIGSTOP');
-    const scrape = fetch(`http://127.0.0.1:${metricsPort}/metrics`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    await killWorker(server, dying, 'starting another\n');
-    const response = await scrape;
-    const text = await response.text();
-    assert.equal(response.status, 200, text);
-    assert.match(text, /^process_cpu_user_seconds_total \d/m);
-  } finally {
-    server.child.kill('SIGTERM');
-  }
-  assert.equal(await server.exited, 0, server.output());
-});
+test('WORKERS=2 with METRICS_PORT: a scrape waiting on a worker that then dies answers 200 with the other worker\'s series, not after the 5 s wait', { timeout: 60_000 }, () => onMetricsWorkers(async (server, scrape) => {
+  const dying = descendants(server.child.pid!)[0]!;
+  // Stopped, it holds the question unanswered; the scrape waits for it until it is killed.
+  process.kill(dying, 'SIGSTOP');
+  const scraped = scrape();
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  await killWorker(server, dying, 'starting another\n');
+  const response = await scraped;
+  const text = await response.text();
+  assert.equal(response.status, 200, text);
+  assert.match(text, /^process_cpu_user_seconds_total \d/m);
+}));
 
 onPostgres('WORKERS=2 with METRICS_PORT, a replacement worker held before it listens', (database) => {
   const outside = outsideConnection(database);

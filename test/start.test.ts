@@ -48,6 +48,13 @@ async function seededByAFirstStart(): Promise<{ path: string; env: Record<string
   return { path, env };
 }
 
+/** Where a start with the demo on keeps its credentials for the PostgreSQL database at `url` (under ./data). */
+async function keptDemoFile(url: string): Promise<string> {
+  const { loadSettings } = await import('../src/config/settings.js');
+  const { demoCredentialsPath } = await import('../src/demo.js');
+  return demoCredentialsPath(loadSettings({ DATABASE_URL: url, DEMO: '1' }));
+}
+
 /** SIGTERM, then the exit code; a service that has already exited resolves at once. */
 function stop(service: Running): Promise<number | string> {
   service.child.kill('SIGTERM');
@@ -403,9 +410,7 @@ onPostgres('WORKERS=2, a signal while the primary moves the kept demo app', (dat
   const outside = outsideConnection(database);
   test('prints no banner: the workers are stopping, and nothing should invite a visit (attack138 F8)', { timeout: 90_000 }, async () => {
     compiled();
-    const { loadSettings } = await import('../src/config/settings.js');
-    const { demoCredentialsPath } = await import('../src/demo.js');
-    const file = demoCredentialsPath(loadSettings({ DATABASE_URL: database.url, DEMO: '1' }));
+    const file = await keptDemoFile(database.url);
     const env = { DATABASE_URL: database.url, DEMO: '1', LOG_LEVEL: 'warn' };
     try {
       const first = run(process.execPath, [SERVICE_ENTRY], { ...env, PORT: String(await freePort()) });
@@ -515,9 +520,7 @@ forEachDatabase('instances started together on a new database with the demo', (d
     } finally {
       await Promise.all(starts.map(stop));
       if (database.name === 'postgres') {
-        const { loadSettings } = await import('../src/config/settings.js');
-        const { demoCredentialsPath } = await import('../src/demo.js');
-        rmSync(demoCredentialsPath(loadSettings({ DATABASE_URL: database.url, DEMO: '1' })), { force: true });
+        rmSync(await keptDemoFile(database.url), { force: true });
       }
     }
   });
