@@ -19,5 +19,15 @@ const files = readdirSync('test', { recursive: true })
   .filter((f) => f.endsWith('.test.ts'))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .sort();
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
+// Node's own reporter as it would choose (spec on a terminal, TAP otherwise), then the failures
+// again at the end.
+const reporters = [
+  `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`,
+  '--test-reporter-destination=stdout',
+  '--test-reporter=./scripts/failures-reporter.mjs',
+  '--test-reporter-destination=stdout',
+];
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...reporters, ...files], {
+  stdio: 'inherit',
+});
 process.exit(result.status ?? 1);
