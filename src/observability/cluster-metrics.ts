@@ -39,6 +39,7 @@ export function answerPrimary(registry: Registry): void {
 }
 
 interface Scrape {
+  id: number;
   waiting: Set<Worker>;
   answers: WorkerMetrics[];
   settle(error?: MetricsUnavailable): void;
@@ -50,13 +51,13 @@ interface Scrape {
  */
 export function workersMetrics(): { contentType: string; metrics(): Promise<string> } {
   const answering = new Set<Worker>();
-  const scrapes = new Map<number, Scrape>();
+  // One question at a time (scrapes at the same moment share it, below); its id keeps a late
+  // answer to a question that timed out from counting for the next.
+  let current: Scrape | undefined;
   let lastId = 0;
   const without = (worker: Worker) => {
     answering.delete(worker);
-    for (const scrape of scrapes.values()) {
-      if (scrape.waiting.delete(worker) && scrape.waiting.size === 0) scrape.settle();
-    }
+    if (current?.waiting.delete(worker) && current.waiting.size === 0) current.settle();
   };
   cluster.on('message', (worker, message: Answer | string) => {
     if (message === ANSWERING) {
@@ -64,8 +65,8 @@ export function workersMetrics(): { contentType: string; metrics(): Promise<stri
       return;
     }
     if (typeof message !== 'object' || message?.type !== ANSWER) return;
-    const scrape = scrapes.get(message.id);
-    if (!scrape?.waiting.delete(worker)) return;
+    const scrape = current;
+    if (scrape?.id !== message.id || !scrape.waiting.delete(worker)) return;
     if ('error' in message) {
       scrape.settle(new MetricsUnavailable(`worker ${worker.process.pid} could not read its metrics: ${message.error}`));
       return;
@@ -74,19 +75,25 @@ export function workersMetrics(): { contentType: string; metrics(): Promise<stri
     if (scrape.waiting.size === 0) scrape.settle();
   });
   cluster.on('exit', without);
+  const noWorker = () => new MetricsUnavailable('no worker serves yet');
   const ask = () => new Promise<string>((resolve, reject) => {
-    const id = ++lastId;
     const asked = [...answering].filter((worker) => worker.isConnected());
+    // Every worker dead or still starting: an empty 200 would read as every series gone (attack140 F3).
+    if (asked.length === 0) {
+      reject(noWorker());
+      return;
+    }
     const scrape: Scrape = {
+      id: ++lastId,
       waiting: new Set(asked),
       answers: [],
       settle: (error) => {
-        if (!scrapes.delete(id)) return;
+        if (current !== scrape) return;
+        current = undefined;
         clearTimeout(timeout);
-        // Every worker dead or still starting, when asked or since (each asked died before it
-        // answered): an empty 200 would read as every series gone (attack140 F3, attack141 N1).
+        // Each worker asked died before it answered: as if none served (attack141 N1).
         if (error !== undefined || scrape.answers.length === 0) {
-          reject(error ?? new MetricsUnavailable('no worker serves yet'));
+          reject(error ?? noWorker());
           return;
         }
         // Settled from a worker's message or exit, or a timer: a throw here would end the primary.
@@ -101,10 +108,9 @@ export function workersMetrics(): { contentType: string; metrics(): Promise<stri
       const silent = [...scrape.waiting].map((worker) => worker.process.pid).join(', ');
       scrape.settle(new MetricsUnavailable(`no answer within ${ANSWER_WAIT_MS / 1000} s from worker ${silent}`));
     }, ANSWER_WAIT_MS);
-    scrapes.set(id, scrape);
-    if (asked.length === 0) scrape.settle();
+    current = scrape;
     // A worker that died a moment ago, its exit not yet seen: the pipe refuses the question.
-    for (const worker of asked) worker.send({ type: ASKED, id } satisfies Question, (error) => { if (error) without(worker); });
+    for (const worker of asked) worker.send({ type: ASKED, id: scrape.id } satisfies Question, (error) => { if (error) without(worker); });
   });
   // Scrapes at the same moment share one question to each worker: a thousand at once would
   // otherwise each ask, keep the workers from their requests, and time out (attack140 F5).
