@@ -278,10 +278,15 @@ async function serveMetrics(settings: Settings, source: MetricsSource): Promise<
  * served `STEADY_MS` (refused before it listens for keys another instance sealed since, say, or a
  * crash that lasts), the next waits 2 s, then 4 s, doubling to 60 s, while the others serve: each
  * try loads the whole service. A worker of the slot that serves `STEADY_MS` ends the waits.
+ * Once every worker is gone, `beforeExit` runs before the primary exits: the metrics port closes,
+ * answering a scrape in flight rather than cutting it off.
  */
-function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<AbortSignal> {
+function supervise(settings: Settings, redisCheck: RedisSettingsCheck, beforeExit: () => Promise<void>): Promise<AbortSignal> {
   const stopped = new AbortController();
   let exitCode = 0;
+  // Once, bounded by the stop's grace: every exit here follows `stop`, which set it.
+  let exiting: Promise<void> | undefined;
+  const exit = () => { exiting ??= beforeExit().finally(() => process.exit(exitCode)); };
   let serving = false;
   /** Each worker's slot (its workers' deaths since the last that served `STEADY_MS`, that one's counted), and when it listened. */
   const workers = new Map<Worker, { slot: { deaths: number }; listenedAt?: number }>();
@@ -338,14 +343,14 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck): Promise<
       }
       // Its own count, not cluster.workers: Node lists a worker until its channel closes too, which
       // may come after its exit, and no later event would end the primary (attack140 F2: exit 1 at the grace).
-      if (workers.size === 0) process.exit(exitCode);
+      if (workers.size === 0) exit();
     });
     const stop = () => {
       if (stopped.signal.aborted) return;
       stopped.abort();
       for (const pending of pendingForks) clearTimeout(pending);
       // Every worker died and the next waits its turn: no exit will come to end the primary.
-      if (workers.size === 0) process.exit(exitCode);
+      if (workers.size === 0) exit();
       setTimeout(() => {
         // Killed, not left behind: a worker stuck (a busy loop, stopped) would outlive the primary.
         for (const worker of workers.keys()) worker.process.kill('SIGKILL');
@@ -478,8 +483,9 @@ async function start(hooks: ProcessHooks): Promise<void> {
   let demo: DemoShown | undefined;
   if (settings.workers > 1) {
     const workers = workersMetrics();
-    const stopped = await supervise(settings, redisCheck);
-    await serveMetrics(settings, workers);
+    let metrics: { close(): Promise<void> } | undefined;
+    const stopped = await supervise(settings, redisCheck, async () => { await metrics?.close(); });
+    metrics = await serveMetrics(settings, workers);
     const deps = createBaseDeps(settings);
     try {
       demo = await demoShown(settings, deps, created, redisCheck.checked, stopped);

@@ -260,6 +260,22 @@ test('WORKERS=2 with METRICS_PORT: a scrape waiting on a worker that then dies a
   assert.match(text, /^process_cpu_user_seconds_total \d/m);
 }));
 
+test('WORKERS=2 with METRICS_PORT: a scrape in flight when the primary stops gets its answer before the primary exits 0', { timeout: 60_000 }, () => onMetricsWorkers(async (server, scrape) => {
+  const [held, other] = descendants(server.child.pid!);
+  // Stopped, it holds the scrape's question unanswered through the stop, until it is killed.
+  process.kill(held!, 'SIGSTOP');
+  const scraped = scrape();
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  server.child.kill('SIGTERM');
+  while (descendants(server.child.pid!).includes(other!)) await new Promise((resolve) => setTimeout(resolve, 50));
+  // The last worker's exit both settles the question and ends the stop: the answer comes first.
+  process.kill(held!, 'SIGKILL');
+  const response = await scraped;
+  const text = await response.text();
+  assert.equal(response.status, 200, text);
+  assert.match(text, /^process_cpu_user_seconds_total \d/m);
+}));
+
 onPostgres('WORKERS=2 with METRICS_PORT, a replacement worker held before it listens', (database) => {
   const outside = outsideConnection(database);
   test('/metrics answers 200 with the serving worker\'s series, not waiting for the replacement (attack138 F3)', { timeout: 60_000 }, async () => {

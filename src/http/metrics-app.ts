@@ -12,6 +12,12 @@ export interface MetricsSource {
 
 export function buildMetricsApp(source: MetricsSource): FastifyInstance {
   const app = Fastify({ logger: false });
+  // As the public app's (src/app.ts): the connection of a scrape answered during the stop ends as
+  // soon as it falls idle, not after the keep-alive time (72 s, past the shutdown's 10 s grace).
+  app.addHook('preClose', (done) => {
+    app.server.keepAliveTimeout = 1;
+    done();
+  });
   app.get('/metrics', async (_request, reply) => {
     reply.header('cache-control', 'no-store');
     let text: string;
