@@ -83,6 +83,35 @@ forEachDatabase('revocation and introspection', (database) => {
     assert.equal((await introspect(t, c, tokens.refresh_token)).active, true);
   });
 
+  /** `tokens_revoked_total{reason="revoked_by_client"}` and the `token.revoked` audit lines so far. */
+  async function revokedByClient(): Promise<{ counted: number; audited: number }> {
+    const counted = (await t.deps.metrics.registry.getSingleMetric('tokens_revoked_total')!.get()).values
+      .find((v) => v.labels.reason === 'revoked_by_client')?.value ?? 0;
+    return { counted, audited: t.audit.filter((event) => event.audit === 'token.revoked').length };
+  }
+
+  test('a token that had already ended (expired, or its grant revoked) is neither counted nor audited when revoked', async () => {
+    const expired = await setup();
+    t.clock.advance(3600_000);
+    const before = await revokedByClient();
+    await assertRevokeAnswer(await revoke(expired.c, expired.tokens.access_token));
+    assert.deepEqual(await revokedByClient(), before);
+
+    const withdrawn = await setup();
+    assert.equal(await withdrawConsent(t.deps, withdrawn.user.id, withdrawn.c.client.clientId), true);
+    for (const token of [withdrawn.tokens.access_token, withdrawn.tokens.refresh_token]) await assertRevokeAnswer(await revoke(withdrawn.c, token));
+    assert.deepEqual(await revokedByClient(), before);
+  });
+
+  test('a token revoked again is counted and audited once', async () => {
+    for (const kind of ['access_token', 'refresh_token'] as const) {
+      const { c, tokens } = await setup();
+      const before = await revokedByClient();
+      for (let i = 0; i < 3; i++) await assertRevokeAnswer(await revoke(c, tokens[kind]));
+      assert.deepEqual(await revokedByClient(), { counted: before.counted + 1, audited: before.audited + 1 }, kind);
+    }
+  });
+
   test('revocation needs client authentication', async () => {
     const { c, tokens } = await setup();
     const response = await post('/api/oauth/revoke', { token: tokens.access_token, client_id: c.client.clientId, client_secret: 'svcs_wrong' });

@@ -1076,6 +1076,23 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.tokens.findAccessBearer('no such token'), undefined);
   });
 
+  test('revokeAccess marks a live access token once, and leaves one expired or of a revoked grant as it was', async () => {
+    const { user, client, grant } = await newGrant();
+    const insert = async () => {
+      const tokenHash = unique('at');
+      await stores.tokens.insertAccess({ tokenHash, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 's', createdAt: T0, expiresAt: T0 + MINUTE });
+      return tokenHash;
+    };
+    const [live, expired, ofRevokedGrant] = [await insert(), await insert(), await insert()];
+    assert.equal(await stores.tokens.revokeAccess(live, T0 + 1), true);
+    assert.equal(await stores.tokens.revokeAccess(live, T0 + 2), false);
+    assert.equal((await stores.tokens.findAccess(live))?.revokedAt, T0 + 1);
+    assert.equal(await stores.tokens.revokeAccess(expired, T0 + MINUTE), false);
+    assert.equal((await stores.tokens.findAccess(expired))?.revokedAt, null);
+    await stores.grants.revoke(grant.id, 'consent_withdrawn', T0 + 3);
+    assert.equal(await stores.tokens.revokeAccess(ofRevokedGrant, T0 + 4), false);
+  });
+
   test('the bearer lookups see this connection\'s writes from the next lookup on, writes that return rows included', async () => {
     const { user, client, grant } = await newGrant();
     const access = unique('at');

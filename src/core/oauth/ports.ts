@@ -460,6 +460,11 @@ export interface TokenStore {
   rotate<T>(tokenHash: string, now: Instant, how: RefreshRotation<T>): Promise<T | undefined>;
   /** A refresh token with its sealed answer and its successor's state, in one read (a replay's candidate). */
   findReplay(tokenHash: string): Promise<ReplayCandidate | undefined>;
+  /**
+   * Marks a live access token revoked (not revoked, not expired at `now`, its grant not revoked),
+   * in one conditional write; whether it did. A token that had ended already is left as it is, so
+   * its revocation is counted once, under what ended it (attack144 A).
+   */
   revokeAccess(tokenHash: string, now: Instant): Promise<boolean>;
   /** Marks every token of the grant revoked (the grant itself is revoked by `GrantStore`). */
   revokeByGrant(grantId: number, now: Instant): Promise<number>;

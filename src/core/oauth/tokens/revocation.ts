@@ -26,9 +26,11 @@ export async function revokeGrant(stores: Stores, grantId: number, reason: 'refr
   return true;
 }
 
-/** `revokeGrant` in a transaction of its own, counted once it has committed. */
-export async function revokeGrantCounted(deps: OAuthDeps, grantId: number, reason: 'refresh_reuse' | 'revoked_by_client', now: Instant): Promise<void> {
-  if (await deps.stores.transaction((tx) => revokeGrant(tx, grantId, reason, now))) deps.metrics.tokensRevoked.inc({ reason });
+/** `revokeGrant` in a transaction of its own, counted once it has committed; whether this call revoked the grant. */
+export async function revokeGrantCounted(deps: OAuthDeps, grantId: number, reason: 'refresh_reuse' | 'revoked_by_client', now: Instant): Promise<boolean> {
+  const revoked = await deps.stores.transaction((tx) => revokeGrant(tx, grantId, reason, now));
+  if (revoked) deps.metrics.tokensRevoked.inc({ reason });
+  return revoked;
 }
 
 /**
@@ -52,8 +54,9 @@ export type TokenTypeHint = 'access_token' | 'refresh_token';
 /**
  * RFC 7009 2.1: revokes the client's own access or refresh token; anything else is ignored
  * (2.2: the answer is the same for unknown tokens). A refresh token ends its whole grant, so the
- * grant's access tokens end too; an access token ends alone. `requestId`: the revocation
- * request's id (`reqId`), which its audit line carries.
+ * grant's access tokens end too; an access token ends alone. Counted and audited only when this
+ * call ended a live token or grant: one revoked, expired or of a revoked grant stays as it was
+ * (attack144). `requestId`: the revocation request's id (`reqId`), which its audit line carries.
  */
 export async function revokeToken(deps: OAuthDeps, client: Client, token: string, requestId?: string): Promise<void> {
   const kind = tokenKind(token);
@@ -70,8 +73,7 @@ export async function revokeToken(deps: OAuthDeps, client: Client, token: string
     }
   } else if (kind === 'refresh') {
     const found = await deps.stores.tokens.findRefresh(hash);
-    if (found && found.clientId === client.clientId) {
-      await revokeGrantCounted(deps, found.grantId, 'revoked_by_client', now);
+    if (found && found.clientId === client.clientId && (await revokeGrantCounted(deps, found.grantId, 'revoked_by_client', now))) {
       record(found, 'refresh');
     }
   }

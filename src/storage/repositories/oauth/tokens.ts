@@ -301,7 +301,10 @@ export class KyselyTokenStore implements TokenStore {
 
   async revokeAccess(tokenHash: string, now: Instant): Promise<boolean> {
     const result = await this.db.updateTable('access_tokens').set({ revoked_at: now })
-      .where('token_hash', '=', tokenHash).where('revoked_at', 'is', null).executeTakeFirst();
+      .where('token_hash', '=', tokenHash).where('revoked_at', 'is', null).where('expires_at', '>', now)
+      .where(({ exists, selectFrom }) => exists(selectFrom('grants').select('grants.id')
+        .whereRef('grants.id', '=', 'access_tokens.grant_id').where('grants.revoked_at', 'is', null)))
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
