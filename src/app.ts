@@ -14,6 +14,7 @@ import type { TrustProxy } from './config/settings.js';
 import { KeysSecretError } from './core/errors.js';
 import type { Deps } from './deps.js';
 import { warnOfUntrustedForwarding } from './http/client-address.js';
+import { endConnectionsOnClose } from './http/closing-connections.js';
 import { routableUrl } from './http/console-paths.js';
 import { loggerOptions, requestLogger } from './http/logging.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling, staticFileRefusal } from './http/plugins/errors.js';
@@ -173,14 +174,11 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     if (options.startChecked === undefined) startWorkers();
     else void options.startChecked.then(startWorkers);
   });
-  // Before the server stops taking connections and waits for the requests in flight. Closing
-  // ends the connections idle now; one answering a request now would stay open for the whole
-  // keep-alive time after its answer (72 s, past the shutdown's 10 s grace), so from here a
-  // connection ends as soon as it falls idle. A request waiting for a document's fetch to start
-  // is refused now rather than cut off at the grace's end.
+  // Before the server stops taking connections and waits for the requests in flight. A request
+  // waiting for a document's fetch to start is refused now rather than cut off at the grace's end.
+  endConnectionsOnClose(app);
   app.addHook('preClose', (done) => {
     closing = true;
-    app.server.keepAliveTimeout = 1;
     deps.clientDocuments.close();
     done();
   });

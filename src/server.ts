@@ -250,8 +250,8 @@ async function serve(settings: Settings, hooks: ProcessHooks, redisCheck: RedisS
       process.exit(1);
     }, SHUTDOWN_GRACE_MS).unref();
     stopJanitor();
-    await metrics?.close();
-    await app.close();
+    // Together: the public port stops taking requests (and /readyz answering) at once, whatever a scrape does.
+    await Promise.all([metrics?.close(), app.close()]);
     await deps.close();
     await hooks.beforeExit();
     process.exit(0);
@@ -284,7 +284,8 @@ async function serveMetrics(settings: Settings, source: MetricsSource): Promise<
 function supervise(settings: Settings, redisCheck: RedisSettingsCheck, beforeExit: () => Promise<void>): Promise<AbortSignal> {
   const stopped = new AbortController();
   let exitCode = 0;
-  // Once, bounded by the stop's grace: every exit here follows `stop`, which set it.
+  // Once, bounded by the stop's grace: every exit here follows `stop`, which set it (a scrape in
+  // flight when the last worker went is answered at once, as no worker is left to ask).
   let exiting: Promise<void> | undefined;
   const exit = () => { exiting ??= beforeExit().finally(() => process.exit(exitCode)); };
   let serving = false;
@@ -354,7 +355,9 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck, beforeExi
       setTimeout(() => {
         // Killed, not left behind: a worker stuck (a busy loop, stopped) would outlive the primary.
         for (const worker of workers.keys()) worker.process.kill('SIGKILL');
-        process.stderr.write('workers still running 10 s after the signal were cut off; exiting with code 1\n');
+        // Every worker gone: what is left is a scrape of METRICS_PORT (`beforeExit`).
+        process.stderr.write(workers.size > 0 ? 'workers still running 10 s after the signal were cut off; exiting with code 1\n'
+          : 'requests still in flight 10 s after the signal were cut off; exiting with code 1\n');
         process.exit(1);
       }, SHUTDOWN_GRACE_MS).unref();
       for (const worker of workers.keys()) worker.process.kill('SIGTERM');

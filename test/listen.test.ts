@@ -84,6 +84,28 @@ test('a stop that cuts off a request still in flight 10 s after the signal says 
   assert.equal(last.msg, 'requests still in flight 10 s after the signal were cut off; exiting with code 1');
 });
 
+for (const workers of ['1', '2']) {
+  test(`WORKERS=${workers}: connections that carry no request, silent or with half a request's headers, on PORT or METRICS_PORT, do not hold the stop: exit 0 (attack143)`, { timeout: 60_000 }, async () => {
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    const server = start({ PORT: String(port), METRICS_PORT: String(metricsPort), WORKERS: workers });
+    await server.waitFor(/Listening on /, 60_000);
+    // A browser's preconnect, a TCP probe, a client that stalls: held, each would cut the stop off at its grace, exit 1.
+    const sockets = [port, metricsPort].flatMap((to) => ['', 'GET /metrics HTTP/1.1\r\nHost: localhost\r\n'].map((sent) => {
+      const socket = connect(to, '127.0.0.1');
+      socket.on('error', () => {});
+      socket.write(sent);
+      return socket;
+    }));
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      server.child.kill('SIGTERM');
+      assert.equal(await server.exited, 0, server.output());
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+  });
+}
+
 test('WORKERS=2: a replacement refused before it listens (the shared keys sealed since by an instance given KEYS_SECRET) says why and is tried again after a wait that doubles, while the other worker serves', { timeout: 90_000 }, async () => {
   const port = await freePort();
   const databaseUrl = `sqlite:${temporarySqlitePath()}`;
@@ -274,6 +296,8 @@ test('WORKERS=2 with METRICS_PORT: a scrape in flight when the primary stops get
   const text = await response.text();
   assert.equal(response.status, 200, text);
   assert.match(text, /^process_cpu_user_seconds_total \d/m);
+  // RFC 9112 9.6: its client sends its next scrape on a new connection, not down this closing one.
+  assert.equal(response.headers.get('connection'), 'close');
 }));
 
 onPostgres('WORKERS=2 with METRICS_PORT, a replacement worker held before it listens', (database) => {

@@ -3,6 +3,7 @@
  * public one: counters such as sign-in failures are for the operator, not for every visitor.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
+import { endConnectionsOnClose } from './closing-connections.js';
 
 export interface MetricsSource {
   contentType: string;
@@ -12,12 +13,7 @@ export interface MetricsSource {
 
 export function buildMetricsApp(source: MetricsSource): FastifyInstance {
   const app = Fastify({ logger: false });
-  // As the public app's (src/app.ts): the connection of a scrape answered during the stop ends as
-  // soon as it falls idle, not after the keep-alive time (72 s, past the shutdown's 10 s grace).
-  app.addHook('preClose', (done) => {
-    app.server.keepAliveTimeout = 1;
-    done();
-  });
+  endConnectionsOnClose(app);
   app.get('/metrics', async (_request, reply) => {
     reply.header('cache-control', 'no-store');
     let text: string;
