@@ -106,6 +106,41 @@ for (const workers of ['1', '2']) {
   });
 }
 
+/** How many whole answers, each a 200 with its `Content-Length`, `bytes` holds from its start. */
+function wholeAnswers(bytes: Buffer): number {
+  let count = 0;
+  for (let at = 0; ; count++) {
+    const headEnd = bytes.indexOf('\r\n\r\n', at);
+    if (headEnd < 0) return count;
+    const head = bytes.subarray(at, headEnd).toString('latin1');
+    assert.match(head, /^HTTP\/1\.1 200 [^]*\r\ncontent-length: \d+/i);
+    const end = headEnd + 4 + Number(/\r\ncontent-length: (\d+)/i.exec(head)![1]);
+    if (end > bytes.length) return count;
+    at = end;
+  }
+}
+
+test('a stop sends whole the answers made but not yet read: fifty pipelined pages, read only after the signal, all arrive, and the stop exits 0 (attack145)', { timeout: 60_000 }, async () => {
+  const port = await freePort();
+  const server = start({ PORT: String(port) });
+  await server.waitFor(/Listening on /, 30_000);
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  // Unread, the answers (about 150 KB each) fill the kernel's buffers, then wait in the server's.
+  socket.pause();
+  socket.write('GET /docs HTTP/1.1\r\nHost: localhost\r\n\r\n'.repeat(50));
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  server.child.kill('SIGTERM');
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const received: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => received.push(chunk));
+  const closed = new Promise((resolve) => socket.once('close', resolve));
+  socket.resume();
+  await closed;
+  assert.equal(await server.exited, 0, server.output());
+  assert.equal(wholeAnswers(Buffer.concat(received)), 50);
+});
+
 test('WORKERS=2: a replacement refused before it listens (the shared keys sealed since by an instance given KEYS_SECRET) says why and is tried again after a wait that doubles, while the other worker serves', { timeout: 90_000 }, async () => {
   const port = await freePort();
   const databaseUrl = `sqlite:${temporarySqlitePath()}`;
