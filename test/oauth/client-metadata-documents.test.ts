@@ -681,7 +681,7 @@ forEachDatabase('Client ID metadata documents', (database) => {
 
   // The timeout is the keep-alive time's stand-in: a connection left open after its answer would
   // hold the close for the 72 s a keep-alive lasts, past it. How long the rest takes is no rule here.
-  test('shutting down refuses the requests waiting for a turn at once; the fetches under way are answered within the fetch limit and their keep-alive connections end after the answers', { timeout: 60_000 }, async () => {
+  test('shutting down refuses the requests waiting for a turn at once; the fetches under way are answered within the fetch limit, and the close ends once their answers are sent', { timeout: 60_000 }, async () => {
     const closing = await startOAuthApp(database, { env: ADDRESSED });
     let closed: Promise<unknown> | undefined;
     try {
@@ -701,9 +701,12 @@ forEachDatabase('Client ID metadata documents', (database) => {
       for (const page of await Promise.all(holding)) assert.match(page, /could not be fetched: no answer within 5 s/);
       await closed;
       // At once: before any fetch under way, each held to the fetch limit, gave its turn back.
-      assert.deepEqual(order, [
-        ...Array<string>(DOCUMENT_FETCHES_PER_HOST).fill('a request waiting'), ...Array<string>(DOCUMENT_FETCHES_PER_HOST).fill('a fetch under way'), 'closed',
+      assert.deepEqual(order.filter((what) => what !== 'closed'), [
+        ...Array<string>(DOCUMENT_FETCHES_PER_HOST).fill('a request waiting'), ...Array<string>(DOCUMENT_FETCHES_PER_HOST).fill('a fetch under way'),
       ]);
+      // Their answers, sent whole (above) with `Connection: close`, end their connections: the
+      // close may end before this client has read the last of them, never before the refusals.
+      assert.ok(order.indexOf('closed') >= DOCUMENT_FETCHES_PER_HOST, order.join(', '));
     } finally {
       await (closed ?? closing.close()).catch(() => {});
     }
