@@ -20,6 +20,9 @@ import { type RedisCheck, checkRedisDatabase } from './redis/connect.js';
 import { tablesSchema } from './storage/migrate.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
+/** What a stop that outlived its grace says, as it exits 1 (one process's log, the primary's stderr alike). */
+const cutOff = (what: 'requests still in flight' | 'workers still running') =>
+  `${what} ${SHUTDOWN_GRACE_MS / 1000} s after the signal were cut off; exiting with code 1`;
 /** The longest wait before another try at a worker whose replacements keep dying (`supervise`). */
 const REPLACEMENT_WAIT_MAX_S = 60;
 /** How long a worker serves before its death is taken for a chance, not a start that fails (`supervise`). */
@@ -246,7 +249,7 @@ async function serve(settings: Settings, hooks: ProcessHooks, redisCheck: RedisS
     stopped.abort();
     app.log.info({ signal }, 'shutting down');
     setTimeout(() => {
-      app.log.error({ graceMs: SHUTDOWN_GRACE_MS }, 'requests still in flight 10 s after the signal were cut off; exiting with code 1');
+      app.log.error({ graceMs: SHUTDOWN_GRACE_MS }, cutOff('requests still in flight'));
       process.exit(1);
     }, SHUTDOWN_GRACE_MS).unref();
     stopJanitor();
@@ -356,8 +359,7 @@ function supervise(settings: Settings, redisCheck: RedisSettingsCheck, beforeExi
         // Killed, not left behind: a worker stuck (a busy loop, stopped) would outlive the primary.
         for (const worker of workers.keys()) worker.process.kill('SIGKILL');
         // Every worker gone: what is left is a scrape of METRICS_PORT (`beforeExit`).
-        process.stderr.write(workers.size > 0 ? 'workers still running 10 s after the signal were cut off; exiting with code 1\n'
-          : 'requests still in flight 10 s after the signal were cut off; exiting with code 1\n');
+        process.stderr.write(`${cutOff(workers.size > 0 ? 'workers still running' : 'requests still in flight')}\n`);
         process.exit(1);
       }, SHUTDOWN_GRACE_MS).unref();
       for (const worker of workers.keys()) worker.process.kill('SIGTERM');

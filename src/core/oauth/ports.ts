@@ -461,7 +461,7 @@ export interface TokenStore {
   /** A refresh token with its sealed answer and its successor's state, in one read (a replay's candidate). */
   findReplay(tokenHash: string): Promise<ReplayCandidate | undefined>;
   /**
-   * Marks a live access token revoked (not revoked, not expired at `now`, its grant not revoked),
+   * Marks a live access token revoked (not revoked, not expired at `now`, its grant live: not revoked, its member active),
    * in one conditional write; whether it did. A token that had ended already is left as it is, so
    * its revocation is counted once, under what ended it (attack144 A).
    */

@@ -302,8 +302,7 @@ export class KyselyTokenStore implements TokenStore {
   async revokeAccess(tokenHash: string, now: Instant): Promise<boolean> {
     const result = await this.db.updateTable('access_tokens').set({ revoked_at: now })
       .where('token_hash', '=', tokenHash).where('revoked_at', 'is', null).where('expires_at', '>', now)
-      .where(({ exists, selectFrom }) => exists(selectFrom('grants').select('grants.id')
-        .whereRef('grants.id', '=', 'access_tokens.grant_id').where('grants.revoked_at', 'is', null)))
+      .where((eb) => grantIsLive(eb, 'access_tokens.grant_id'))
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
