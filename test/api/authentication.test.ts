@@ -320,9 +320,9 @@ forEachDatabase('resource API authentication', (database) => {
 
   test('401: an OAuth token revoked by itself, its grant still live', async () => {
     const user = await newUser(t.deps);
-    const { token } = await newAccessToken(t.deps, user, 'profile:read');
+    const { token, client } = await newAccessToken(t.deps, user, 'profile:read');
     assert.equal((await get(t.baseUrl, '/api/open/v1/me', { token })).status, 200);
-    await t.deps.stores.tokens.revokeAccess(hashSecret(token), t.clock.now());
+    await t.deps.stores.tokens.revokeAccess(hashSecret(token), client.clientId, t.clock.now());
     await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/me', { token }), 'revoked access token');
   });
 

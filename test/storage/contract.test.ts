@@ -798,7 +798,7 @@ forEachDatabase('storage contract', (database) => {
     const accessHeld = signal();
     const releaseAccess = signal();
     const other = stores.transaction(async (tx) => {
-      await tx.tokens.revokeAccess(access, T0 + 2);
+      await tx.tokens.revokeAccess(access, client.clientId, T0 + 2);
       accessHeld.done();
       await releaseAccess.happened;
     });
@@ -1060,7 +1060,7 @@ forEachDatabase('storage contract', (database) => {
       tokenId: 0, user, clientId: client.clientId,
       grantId: grant.id, scope: 'profile:read', expiresAt: T0 + 60 * MINUTE, revokedAt: null, dpopJkt: null, resource: null,
     });
-    assert.equal(await stores.tokens.revokeAccess(live, T0 + 1), true);
+    assert.ok(await stores.tokens.revokeAccess(live, client.clientId, T0 + 1));
     assert.equal((await stores.tokens.findAccessBearer(live))?.revokedAt, T0 + 1);
 
     const second = unique('at');
@@ -1076,21 +1076,24 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.tokens.findAccessBearer('no such token'), undefined);
   });
 
-  test('revokeAccess marks a live access token once, and leaves one expired or of a revoked grant as it was', async () => {
+  test('revokeAccess marks a live access token of the client once, and leaves another client\'s, one expired or one of a revoked grant as it was', async () => {
     const { user, client, grant } = await newGrant();
+    const other = await newGrant();
     const insert = async () => {
       const tokenHash = unique('at');
       await stores.tokens.insertAccess({ tokenHash, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 's', createdAt: T0, expiresAt: T0 + MINUTE });
       return tokenHash;
     };
     const [live, expired, ofRevokedGrant] = [await insert(), await insert(), await insert()];
-    assert.equal(await stores.tokens.revokeAccess(live, T0 + 1), true);
-    assert.equal(await stores.tokens.revokeAccess(live, T0 + 2), false);
+    assert.equal(await stores.tokens.revokeAccess(live, other.client.clientId, T0 + 1), undefined);
+    assert.equal((await stores.tokens.findAccess(live))?.revokedAt, null);
+    assert.deepEqual(await stores.tokens.revokeAccess(live, client.clientId, T0 + 1), { userId: user.id, grantId: grant.id });
+    assert.equal(await stores.tokens.revokeAccess(live, client.clientId, T0 + 2), undefined);
     assert.equal((await stores.tokens.findAccess(live))?.revokedAt, T0 + 1);
-    assert.equal(await stores.tokens.revokeAccess(expired, T0 + MINUTE), false);
+    assert.equal(await stores.tokens.revokeAccess(expired, client.clientId, T0 + MINUTE), undefined);
     assert.equal((await stores.tokens.findAccess(expired))?.revokedAt, null);
     await stores.grants.revoke(grant.id, 'consent_withdrawn', T0 + 3);
-    assert.equal(await stores.tokens.revokeAccess(ofRevokedGrant, T0 + 4), false);
+    assert.equal(await stores.tokens.revokeAccess(ofRevokedGrant, client.clientId, T0 + 4), undefined);
   });
 
   test('the bearer lookups see this connection\'s writes from the next lookup on, writes that return rows included', async () => {
@@ -1254,7 +1257,7 @@ forEachDatabase('storage contract', (database) => {
         assert.equal((await stores.tokens.findAccessBearer(access))?.revokedAt, null);
         assert.equal((await stores.personalTokens.findBearer(personalHash))?.revokedAt, null);
       }
-      await other.tokens.revokeAccess(access, T0 + 1);
+      await other.tokens.revokeAccess(access, client.clientId, T0 + 1);
       await nextTurn();
       assert.equal((await stores.tokens.findAccessBearer(access))?.revokedAt, T0 + 1);
       await other.personalTokens.revoke(personal.id, user.id, T0 + 2);

@@ -461,11 +461,13 @@ export interface TokenStore {
   /** A refresh token with its sealed answer and its successor's state, in one read (a replay's candidate). */
   findReplay(tokenHash: string): Promise<ReplayCandidate | undefined>;
   /**
-   * Marks a live access token revoked (not revoked, not expired at `now`, its grant live: not revoked, its member active),
-   * in one conditional write; whether it did. A token that had ended already is left as it is, so
-   * its revocation is counted once, under what ended it (attack144 A).
+   * Marks `clientId`'s access token revoked while it is live (not revoked, not expired at `now`,
+   * its grant live: not revoked, its member active), in one conditional write; its member and
+   * grant when it did. A token that had ended already is left as it is, so its revocation is
+   * counted once, under what ended it (attack144 A); another client's token and an unknown one
+   * are the same statement changing nothing (read whole before, they differed by 15–40 µs).
    */
-  revokeAccess(tokenHash: string, now: Instant): Promise<boolean>;
+  revokeAccess(tokenHash: string, clientId: string, now: Instant): Promise<{ userId: number; grantId: number } | undefined>;
   /** Marks every token of the grant revoked (the grant itself is revoked by `GrantStore`). */
   revokeByGrant(grantId: number, now: Instant): Promise<number>;
 }

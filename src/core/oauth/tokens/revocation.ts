@@ -66,10 +66,10 @@ export async function revokeToken(deps: OAuthDeps, client: Client, token: string
     audit: 'token.revoked', via: 'oauth', clientId: found.clientId, userId: found.userId, grantId: found.grantId, kind: revoked,
   }, requestId);
   if (kind === 'access') {
-    const found = await deps.stores.tokens.findAccess(hash);
-    if (found && found.clientId === client.clientId && (await deps.stores.tokens.revokeAccess(hash, now))) {
+    const revoked = await deps.stores.tokens.revokeAccess(hash, client.clientId, now);
+    if (revoked) {
       deps.metrics.tokensRevoked.inc({ reason: 'revoked_by_client' });
-      record(found, 'access');
+      record({ clientId: client.clientId, ...revoked }, 'access');
     }
   } else if (kind === 'refresh') {
     const found = await deps.stores.tokens.findRefresh(hash);

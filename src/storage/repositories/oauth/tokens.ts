@@ -299,12 +299,12 @@ export class KyselyTokenStore implements TokenStore {
     };
   }
 
-  async revokeAccess(tokenHash: string, now: Instant): Promise<boolean> {
-    const result = await this.db.updateTable('access_tokens').set({ revoked_at: now })
-      .where('token_hash', '=', tokenHash).where('revoked_at', 'is', null).where('expires_at', '>', now)
+  async revokeAccess(tokenHash: string, clientId: string, now: Instant): Promise<{ userId: number; grantId: number } | undefined> {
+    const row = await this.db.updateTable('access_tokens').set({ revoked_at: now })
+      .where('token_hash', '=', tokenHash).where('client_id', '=', clientId).where('revoked_at', 'is', null).where('expires_at', '>', now)
       .where((eb) => grantIsLive(eb, 'access_tokens.grant_id'))
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+      .returning(['user_id', 'grant_id']).executeTakeFirst();
+    return row && { userId: row.user_id, grantId: row.grant_id };
   }
 
   async revokeByGrant(grantId: number, now: Instant): Promise<number> {
