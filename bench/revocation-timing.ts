@@ -13,7 +13,7 @@ import pg from 'pg';
 import { openDatabase } from '../src/storage/database.js';
 import { migrateToLatest } from '../src/storage/migrate.js';
 import { createStores } from '../src/storage/stores.js';
-import { temporarySqlitePath, withSearchPath } from '../test/support/databases.js';
+import { dropSchema, temporarySqlitePath, withSearchPath } from '../test/support/databases.js';
 
 const CALLS = 2_000;
 const ROUNDS = 7;
@@ -65,6 +65,8 @@ try {
   }, null, 1));
 } finally {
   await handle.close();
-  await admin?.query(`drop schema ${schema} cascade`);
-  await admin?.end();
+  if (admin) {
+    await dropSchema(admin, schema);
+    await admin.end();
+  }
 }
