@@ -23,6 +23,7 @@ import { sharpReencoder } from '../src/images/sharp-reencoder.js';
 import { pngDeclaring } from '../test/support/images.js';
 import { AVATAR_UPLOAD_OPTIONS, BENCH_HINT, parseBenchArguments, runBenchMain, wholeNumber } from './arguments.js';
 import { writeResults } from './results-file.js';
+import { median } from './statistics.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -67,8 +68,7 @@ export const round = (n: number) => Math.round(n * 10) / 10;
 
 /** The median and the slowest of an input's times (ms). */
 export function spread(times: readonly number[]): { medianMs: number; maxMs: number } {
-  const sorted = [...times].sort((a, b) => a - b);
-  return { medianMs: round(sorted[Math.floor(sorted.length / 2)]!), maxMs: round(sorted.at(-1)!) };
+  return { medianMs: round(median(times)), maxMs: round(Math.max(...times)) };
 }
 
 /**

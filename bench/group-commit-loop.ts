@@ -9,6 +9,7 @@ import { openDatabase } from '../src/storage/database.js';
 import { migrateToLatest } from '../src/storage/migrate.js';
 import { createStores } from '../src/storage/stores.js';
 import { temporarySqlitePath } from '../test/support/databases.js';
+import { median } from './statistics.js';
 
 const ROTATIONS = 4_000;
 const ROUNDS = 5;
@@ -35,7 +36,6 @@ async function round(group: number): Promise<number> {
   const used = process.cpuUsage(start);
   return (used.user + used.system) / ROTATIONS;
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const results: Record<string, number[]> = { one: [], 32: [] };
 for (let r = 0; r < ROUNDS; r++) {
   results.one!.push(await round(1));

@@ -31,6 +31,7 @@ import { migrateToLatest } from '../src/storage/migrate.js';
 import { createStores } from '../src/storage/stores.js';
 import { parseBenchArguments, readBenchArguments, wholeNumber } from './arguments.js';
 import { writeResults } from './results-file.js';
+import { median } from './statistics.js';
 
 const USAGE = 'usage: npx tsx bench/home-hidden-posts.ts [--hidden 0,5000,50000] [--calls 200] [--name NAME] [--out FILE]';
 const { values, counts, calls } = readBenchArguments(() => {
@@ -53,7 +54,8 @@ const syncOf = (stores: Stores): Sync | undefined => {
   return posts.syncHiddenFlags?.bind(posts);
 };
 
-async function median(run: () => Promise<unknown>): Promise<number> {
+/** The median time of `calls` calls of `run` after 20 unmeasured ones, in ms. */
+async function medianMs(run: () => Promise<unknown>): Promise<number> {
   for (let i = 0; i < 20; i++) await run();
   const times: number[] = [];
   for (let i = 0; i < calls; i++) {
@@ -61,8 +63,7 @@ async function median(run: () => Promise<unknown>): Promise<number> {
     await run();
     times.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
-  times.sort((a, b) => a - b);
-  return Number(times[Math.floor(times.length / 2)]!.toFixed(3));
+  return Number(median(times).toFixed(3));
 }
 
 async function timed<T>(run: () => Promise<T>): Promise<[T, number]> {
@@ -127,25 +128,25 @@ async function measure(hidden: number) {
     const sync = syncOf(stores);
 
     const [, suspendMs] = await timed(() => stores.users.setStatus(member.id, 'suspended', T0 + 1));
-    const result: Record<string, unknown> = { hidden, suspendMs, suspendedAtOnceMs: await median(home) };
+    const result: Record<string, unknown> = { hidden, suspendMs, suspendedAtOnceMs: await medianMs(home) };
     if (await shows()) throw new Error('a suspended member\'s post is on the home page');
     if (sync) {
       result.hidingPasses = await converge(sync);
       await settle(true);
-      result.suspendedSyncedMs = await median(home);
+      result.suspendedSyncedMs = await medianMs(home);
     }
     const [, reactivateMs] = await timed(() => stores.users.setStatus(member.id, 'active', T0 + 2));
     result.reactivateMs = reactivateMs;
-    result.reactivatedAtOnceMs = await median(home);
+    result.reactivatedAtOnceMs = await medianMs(home);
     if (hidden > 0 && !(await shows())) throw new Error('a member made active again is not on the home page');
     if (sync) {
       result.showingPasses = await converge(sync);
       await settle(true);
-      result.reactivatedSyncedMs = await median(home);
+      result.reactivatedSyncedMs = await medianMs(home);
     }
     // The status write alone, 100 times each way, the member's posts as they are.
     let toggle = 0;
-    result.statusWriteMs = await median(() => stores.users.setStatus(member.id, toggle++ % 2 === 0 ? 'suspended' : 'active', T0 + 3));
+    result.statusWriteMs = await medianMs(() => stores.users.setStatus(member.id, toggle++ % 2 === 0 ? 'suspended' : 'active', T0 + 3));
     return result;
   } finally {
     await handle.close();

@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { dropSchema, temporarySqlitePath, withSearchPath } from '../test/support/databases.js';
+import { median } from './statistics.js';
 
 const AT_ONCE = 8;
 export const postgresUrl = process.env.LOOP_DATABASE_URL;
@@ -98,7 +99,6 @@ async function round(request: () => Promise<void>, count: number, monitor?: { cl
   return { ours, database: (ticks * 10_000) / count };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /**
  * Sets up each checkout (`setUp` gives its request), runs a warm-up round of each, then `rounds`

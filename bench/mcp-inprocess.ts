@@ -32,6 +32,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { McpRequestTransport } from '../src/http/mcp-transport.js';
 import { parseBenchArguments, readBenchArguments, wholeNumber } from './arguments.js';
 import { writeResults } from './results-file.js';
+import { median } from './statistics.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const USAGE = 'usage: npx tsx bench/mcp-inprocess.ts [--calls 20000] [--rounds 5] [--out FILE]';
@@ -95,7 +96,6 @@ for (const piece of Object.values(pieces)) await measure(piece); // warm-up: the
 for (let round = 0; round < rounds; round++) {
   for (const [name, piece] of Object.entries(pieces)) perRound.get(name)!.push(await measure(piece));
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const figures = Object.fromEntries([...perRound].map(([name, xs]) => [name, { cpuMicrosPerCall: Number(median(xs).toFixed(1)), rounds: xs.map((x) => Number(x.toFixed(1))) }]));
 const report = {
   date: new Date().toISOString(),

@@ -44,6 +44,7 @@ import { pageQuery, publishedCountByAuthor } from '../src/storage/repositories/c
 import { POSTS_PIECES_OPTIONS, parseBenchArguments, wholeNumber } from './arguments.js';
 import { FULL_SEED, seedBench } from './seed.js';
 import { writeResults } from './results-file.js';
+import { median } from './statistics.js';
 
 const SIZE = 20;
 const BATCHES = 9;
@@ -61,8 +62,7 @@ async function cpuPerCall(iterations: number, run: () => unknown): Promise<numbe
     const used = process.cpuUsage(started);
     batches.push((used.user + used.system) / iterations);
   }
-  batches.sort((x, y) => x - y);
-  return Math.round(batches[Math.floor(BATCHES / 2)]! * 10) / 10;
+  return Math.round(median(batches) * 10) / 10;
 }
 
 export async function runPostsPiecesBench(): Promise<void> {

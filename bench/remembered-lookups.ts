@@ -11,6 +11,7 @@ import { openDatabase } from '../src/storage/database.js';
 import { migrateToLatest } from '../src/storage/migrate.js';
 import { createStores } from '../src/storage/stores.js';
 import { temporarySqlitePath } from '../test/support/databases.js';
+import { median } from './statistics.js';
 
 const ITERATIONS = 4_000;
 const ROUNDS = 5;
@@ -60,7 +61,6 @@ const cases = {
   'bearer after a rotation': [rotate, () => stores.tokens.findAccessBearer(bearer)],
   'bearer, no write': [undefined, () => stores.tokens.findAccessBearer(bearer)],
 } as const;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const results: Record<string, { lookup: number[]; iteration: number[] }> = {};
 for (const name of Object.keys(cases)) results[name] = { lookup: [], iteration: [] };
 for (let r = 0; r < ROUNDS; r++) {

@@ -14,6 +14,7 @@ import { openDatabase } from '../src/storage/database.js';
 import { migrateToLatest } from '../src/storage/migrate.js';
 import { createStores } from '../src/storage/stores.js';
 import { dropSchema, temporarySqlitePath, withSearchPath } from '../test/support/databases.js';
+import { median } from './statistics.js';
 
 const CALLS = 2_000;
 const ROUNDS = 7;
@@ -57,7 +58,6 @@ try {
     }
   }
   if ((await stores.tokens.findAccess(owners[0]!))?.revokedAt !== null) throw new Error("another client's token was revoked");
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const rounded = (x: number) => Math.round(x * 10) / 10;
   console.log(JSON.stringify({
     database: databaseUrl ? 'postgres' : 'sqlite', calls: CALLS, rounds: ROUNDS,

@@ -64,6 +64,7 @@ import { DpopProofs, currentTotpCode, signInCsrf } from './run-data.js';
 import { AVATAR_UPLOAD_OPTIONS, BENCH_HINT, BenchUsageError, POSTS_PIECES_OPTIONS, parseBenchArguments, runBenchMain, wholeNumber } from './arguments.js';
 import { writeResults } from './results-file.js';
 import { BENCH_AGENT, BENCH_PASSWORD, FULL_SEED, PLAIN_SCOPE, SMOKE_SEED, STAFF_OVERVIEW_SEED, STAFF_OVERVIEW_SMOKE_SEED, type SeedSize, type SeededData, seedBench, seedDocumentApp } from './seed.js';
+import { median } from './statistics.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const LUA_DIR = join(ROOT, 'bench', 'wrk');
@@ -588,12 +589,6 @@ export async function measureRounds(block: Block, rounds: number, log: (line: st
 const round2 = (n: number) => Math.round(n * 100) / 100;
 /** Three significant digits: a ratio under 0.005 (a deep `/me/posts` page on a slow machine) must not read 0. */
 const ratioFigure = (n: number) => Number(n.toPrecision(3));
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
 
 /**
  * A load's figures over its rounds: medians of rates, latencies and CPU shares; counts are totals,

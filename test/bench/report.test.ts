@@ -5,6 +5,7 @@ import {
   type BenchReport, type Load, type Measurement, type RateCurvePoint, cpuUsPerRequest, measureRounds, renderTable, schedule, sendingCostAt, starvedRuns,
 } from '../../bench/run.js';
 import { unusedPath } from '../../bench/results-file.js';
+import { median } from '../../bench/statistics.js';
 
 function run(serverCpu: number): Measurement {
   return { cpuUsPerRequest: 100, rate: 1, requests: 1, p50Ms: 1, p99Ms: 1, unexpected: 0, socketErrors: 0, serverCpu, generatorCpu: 0.5, serverPeakRssMb: 1 };
@@ -72,4 +73,11 @@ test('a run without --out never writes over an earlier run of the day: it takes 
   const exists = (path: string) => taken.has(path);
   assert.equal(unusedPath('r/2026-11-25-postgres-redis.json', exists), 'r/2026-11-25-postgres-redis.json', 'the first run of the day keeps the plain name');
   assert.equal(unusedPath('r/2026-11-25-sqlite.json', exists), 'r/2026-11-25-sqlite-3.json');
+});
+
+test('a median is the middle measurement, or the mean of the two middle ones, whatever order they came in', () => {
+  const rounds = [9, 1, 5];
+  assert.equal(median(rounds), 5);
+  assert.deepEqual(rounds, [9, 1, 5], 'the measurements keep their order');
+  assert.equal(median([40, 10, 30, 20]), 25);
 });
