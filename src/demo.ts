@@ -2,7 +2,9 @@
  * The demo: a user with published posts in two categories and a draft, other members whose
  * comments and likes are what the posts' counts say, a confidential client
  * (used by the demo app at /demo-app, with its post-logout redirect URI and back-channel logout
- * URI registered) and a public one, so `npm start` is ready to click through.
+ * URI registered) and a public one, so `npm start` is ready to click through. What the members
+ * wrote is in Chinese, as most of the community reads; the pages' own words follow each reader's
+ * language.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
@@ -43,11 +45,11 @@ export interface DemoCredentials {
  * Their passwords are random and kept nowhere: no one signs in as them.
  */
 const MEMBERS = [
-  { username: 'mara', bio: 'Landscapes, mostly before breakfast.' },
-  { username: 'theo', bio: 'Street photography and strong coffee.' },
-  { username: 'lin', bio: 'I live by the harbour.' },
-  { username: 'sam', bio: 'Trying out every app that signs in with Community.' },
-  { username: 'ines', bio: 'A film camera in every bag.' },
+  { username: 'mara', bio: '拍风景，多半在早饭之前。' },
+  { username: 'theo', bio: '街头摄影，外加一杯浓咖啡。' },
+  { username: 'lin', bio: '住在港口边。' },
+  { username: 'sam', bio: '能用社区账号登录的应用，我都要试一遍。' },
+  { username: 'ines', bio: '每个包里都有一台胶片相机。' },
 ] as const;
 
 type Member = (typeof MEMBERS)[number]['username'] | typeof DEMO_USERNAME;
@@ -58,30 +60,30 @@ export const DEMO_POSTS: ReadonlyArray<{
   comments: ReadonlyArray<readonly [Member, string]>; likedBy: readonly Member[];
 }> = [
   {
-    category: 'Announcements', title: 'Welcome to the community', body: 'This is the **first** post on our site. Say hello in the comments!', views: 240,
-    comments: [['mara', 'Hello everyone! Glad to be here.'], ['theo', 'Hi! Looking forward to seeing what people share.'], ['lin', 'Hello from the harbour side of town.']],
+    category: '公告', title: '欢迎来到社区', body: '这是本站的**第一篇**帖子。欢迎在评论里打个招呼！', views: 240,
+    comments: [['mara', '大家好！很高兴来到这里。'], ['theo', '你好！期待看到大家分享的内容。'], ['lin', '来自城里港口那一边的问候。']],
     likedBy: ['mara', 'theo', 'lin', 'sam', 'ines'],
   },
   {
-    category: 'Announcements', title: 'Apps can now sign you in', body: 'Third-party apps can now use *Sign in with Community* and read your public profile and posts, only with your consent.', views: 130,
-    comments: [['sam', 'Good to know I can withdraw an app\'s access any time from my settings.']],
+    category: '公告', title: '现在可以用社区账号登录其他应用了', body: '第三方应用现在可以通过*使用社区账号登录*让你登录，并且只有在你同意之后，才能读取你的公开资料和帖子。', views: 130,
+    comments: [['sam', '好消息：随时都可以在设置里撤销某个应用的访问权限。']],
     likedBy: ['mara', 'sam'],
   },
   {
-    category: 'Photography', title: 'Morning light over the harbour', body: 'Shot at 6:40 with a 35mm lens. The fog lifted just as the ferries started running, and the light turned gold for about four minutes before the clouds rolled back in.', views: 410,
+    category: '摄影', title: '港口上空的晨光', body: '早上 6:40 用 35mm 镜头拍的。渡轮刚开始开航，雾就散了，光线变成金色，持续了大约四分钟，之后云又回来了。', views: 410,
     comments: [
-      ['theo', 'Those four minutes were worth the early alarm.'], ['mara', 'The colours are wonderful.'],
-      ['ines', 'Which ferry is that in the middle?'], ['demo', 'The 6:45 to the islands.'],
-      ['lin', 'I was there the same morning, on the other pier!'],
+      ['theo', '为了这四分钟，早起也值了。'], ['mara', '颜色太美了。'],
+      ['ines', '中间那艘是哪一班渡轮？'], ['demo', '6:45 开往离岛的那班。'],
+      ['lin', '那天早上我也在，在另一个码头！'],
     ],
     likedBy: ['mara', 'theo', 'lin', 'sam', 'ines'],
   },
   {
-    category: 'Photography', title: 'Film or digital?', body: 'I keep going back and forth. Film slows me down, digital lets me experiment. What do you use?', views: 98,
+    category: '摄影', title: '胶片还是数码？', body: '我一直拿不定主意。胶片让我慢下来，数码让我敢于尝试。你们用什么？', views: 98,
     comments: [
-      ['sam', 'Digital for work, film for holidays.'], ['mara', 'Film. Thirty-six frames make me think.'],
-      ['theo', 'Digital, with a fixed lens to slow me down.'], ['ines', 'Both: a cheap film camera in my bag, always.'],
-      ['lin', 'Digital. I cannot wait a week to see my photos.'], ['demo', 'Thanks, everyone, this helps!'],
+      ['sam', '工作用数码，度假用胶片。'], ['mara', '胶片。一卷只有三十六张，按快门前会多想想。'],
+      ['theo', '数码，配一支定焦镜头，让自己慢下来。'], ['ines', '两个都用：包里总放着一台便宜的胶片相机。'],
+      ['lin', '数码。我可等不了一个星期才看到照片。'], ['demo', '谢谢大家，很有帮助！'],
     ],
     likedBy: ['theo'],
   },
@@ -134,7 +136,7 @@ export async function seedDemo(stores: Stores, clock: Clock, { baseUrl, when, ke
 async function seedDemoData(stores: Stores, clock: Clock, baseUrl: string): Promise<DemoCredentials> {
   const password = randomBytes(15).toString('base64url');
   const user = await createAccount(stores, clock, {
-    username: DEMO_USERNAME, password, bio: 'I try every feature first.', member: true, level: 7, xp: 1830,
+    username: DEMO_USERNAME, password, bio: '每个新功能我都先试一试。', member: true, level: 7, xp: 1830,
   });
   const { passwordHash } = (await stores.users.findCredentials(DEMO_USERNAME))!;
   const ids = new Map<Member, number>([[DEMO_USERNAME, user.id]]);
@@ -150,22 +152,22 @@ async function seedDemoData(stores: Stores, clock: Clock, baseUrl: string): Prom
     for (const liker of post.likedBy) await stores.posts.like(id, ids.get(liker)!, clock.now());
   }
   await writePost(stores, clock, {
-    authorId: user.id, title: 'Half-written thoughts on lenses', body: 'Draft: not ready to share yet.',
-    category: 'Photography', status: 'draft',
+    authorId: user.id, title: '关于镜头的一些未完成的想法', body: '草稿：还没准备好分享。',
+    category: '摄影', status: 'draft',
   });
   const demoApp = demoAppAddresses(baseUrl);
   const demoAppRedirect = demoApp.redirect;
   const demoAppSignedOut = demoApp.signedOut;
   const confidential = await registerClient(stores, clock, {
     name: 'Demo App', type: 'confidential', redirectUris: [demoAppRedirect], ownerId: user.id,
-    homepageUrl: demoApp.home, description: 'The example app that ships with the service.',
+    homepageUrl: demoApp.home, description: '随本服务附带的示例应用。',
     // The demo app signs out through /oauth/logout and is told of sign-outs at the site.
     postLogoutRedirectUris: [demoAppSignedOut], backchannelLogoutUri: demoApp.backchannel,
   });
   const publicRedirect = 'http://127.0.0.1/callback';
   const publicClient = await registerClient(stores, clock, {
     name: 'Demo CLI', type: 'public', redirectUris: [publicRedirect, demoAppRedirect], ownerId: user.id,
-    description: 'An example public client (a command-line or mobile app) that uses PKCE without a secret.',
+    description: '示例公开客户端（命令行或手机应用），使用 PKCE，没有密钥。',
   });
   return {
     username: DEMO_USERNAME,

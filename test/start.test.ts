@@ -93,11 +93,12 @@ test('npm start on a new embedded database seeds the demo, prints working creden
     body: new URLSearchParams({ username: 'demo', password, _csrf: csrf }),
   });
   assert.equal(signIn.status, 303);
-  // The demo has published posts in two categories.
+  // The demo has published posts in two categories, written in Chinese as most members read it.
   const home = await (await fetch(`${base}/`)).text();
-  assert.match(home, /Announcements/);
-  assert.match(home, /Photography/);
-  assert.doesNotMatch(home, /Half-written thoughts/, 'the draft is not public');
+  assert.match(home, /公告/);
+  assert.match(home, /摄影/);
+  assert.match(home, /欢迎来到社区/);
+  assert.doesNotMatch(home, /未完成的想法/, 'the draft is not public');
   // The demo app's credentials sit beside the database, readable by the operator only, and so do
   // the database and its log (INTERFACE section 8).
   for (const file of ['demo-credentials.json', 'svc.sqlite', 'svc.sqlite-wal', 'svc.sqlite-shm', 'svc.sqlite-migration']) {
