@@ -99,7 +99,6 @@ async function round(request: () => Promise<void>, count: number, monitor?: { cl
   return { ours, database: (ticks * 10_000) / count };
 }
 
-
 /**
  * Sets up each checkout (`setUp` gives its request), runs a warm-up round of each, then `rounds`
  * rounds of each in turn; the schemas go whether the rounds succeeded or not. Answers each
